@@ -1,0 +1,5 @@
+import sys
+
+from vision_ref.cli import main
+
+sys.exit(main())

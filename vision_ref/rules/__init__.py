@@ -1,0 +1,1 @@
+"""The adjudicator: shot records in, decisions out (pure Python, no pixels)."""
