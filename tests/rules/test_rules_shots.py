@@ -435,7 +435,11 @@ def test_T5_leaning_pin_falling_before_partner_shot_counts_for_causer():
     m = Match(["A", "B"], "A")
     d1 = m.play(_leaning_shot())
     assert d1["points"] == 2 and d1["next"] == "A"
-    m.play(no_score(before_balls={"cue": [300.0, -400.0], "white1": [-100.0, 30.0], "white2": [900.0, 300.0]}))
+    balls = {"cue": [300.0, -400.0], "white1": [-100.0, 30.0], "white2": [900.0, 300.0]}
+    lean = {"left": {"at": [-80.0, 50.0], "state": "leaning", "on": "white1"}}
+    # A's next shot misses and leaves the pin leaning (its record shows it so, before and after).
+    d2 = m.play(no_score(before_balls=balls, before_pins=lean, after_balls=balls, after_pins=lean))
+    assert "T5" not in d2["rules"] and d2["next"] == "B"
     # The left pin is still leaning when B comes to the table and falls before his shot:
     # B's record shows it respotted (standing on its spot, so omitted from `before`).
     d3 = m.play(no_score())
@@ -468,7 +472,8 @@ def test_T6_pin_resting_on_the_cue_ball_points_go_to_partner():
     shot.pop("settings")
     m = Match(["A", "B"], "A", settings={"hand_violation_is_foul": False})
     d = m.play(shot)
-    assert fouls(d) == ["T6"] and d["pins_down"] == ["head", "king"] and d["points"] == 5 and d["credited_to"] == "B"
+    # pins_down is in knock order: the king falls as soon as the cue ball leaves under it (the strike)
+    assert fouls(d) == ["T6"] and d["pins_down"] == ["king", "head"] and d["points"] == 5 and d["credited_to"] == "B"
 
 
 def test_T7_misplaced_standing_pin_is_not_reset():
