@@ -18,7 +18,7 @@ def rule_ids(path: Path) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def tested_ids() -> set[str]:
+def collect_tested_ids() -> set[str]:
     names = set()
     for f in (REPO / "tests" / "rules").glob("test_*.py"):
         for m in re.finditer(r"^def test_([A-Z][0-9a-z]{1,2})_", f.read_text(encoding="utf-8"), re.M):
@@ -32,7 +32,7 @@ def test_reference_lists_rule_ids():
 
 
 def test_every_rule_id_in_the_reference_has_a_test():
-    missing = [r for r in rule_ids(REPO / "docs" / "rules.md") if r not in tested_ids()]
+    missing = [r for r in rule_ids(REPO / "docs" / "rules.md") if r not in collect_tested_ids()]
     assert not missing, f"rule ids without a test_<ID>_ test: {missing}"
 
 

@@ -507,3 +507,12 @@ def test_E3_table_frame_spots_and_cushions():
     assert t.ball_spot(1) == (-710.0, 0.0) and t.ball_spot(3) == (710.0, 0.0)
     assert t.cushion_line("head") == ("x", -1420.0) and t.cushion_line("left") == ("y", 710.0)
     assert t.pin_spot("left") == (0.0, D) and t.pin_spot("head") == (-D, 0.0)
+
+
+def test_L5_pin_hit_again_follows_the_hits_back_in_time():
+    # head (set moving by white1) knocks foot, foot pushes head again, head knocks the
+    # king: the king's chain is king <- head <- foot <- head <- white1, not a cycle.
+    events = [("bb", "cue", "white1"), ("cush", "white1", "left"), ("pin", "head", "white1"), ("pin", "foot", "head"),
+              ("pin", "head", "foot"), ("pin", "king", "head")]
+    (d,) = play_shots([make_shot("A", events, down=["head", "foot", "king"])])
+    assert not d["foul"] and d["points"] == 7 and "L5" in d["rules"]

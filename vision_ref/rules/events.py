@@ -163,9 +163,9 @@ def knock_of(events: list[Event], pin: str, at_index: int | None = None) -> Knoc
         implied = implied or bool(ev.get("implied"))
         if ev["by"] in BALL_IDS:
             return Knock(pin, ev["by"], idx, tuple(chain), implied)
+        # No identity cycle check: a pin may be hit again later (head -> foot -> head),
+        # and following only hits strictly earlier than the last one always ends.
         current = ev["by"]
-        if current in chain:  # a cycle cannot set anything moving
-            return Knock(pin, None, None, tuple(chain), implied)
         chain.append(current)
         limit = idx
     return Knock(pin, None, None, tuple(chain), implied)
