@@ -1,0 +1,76 @@
+"""`vision-ref demo`: the review pipeline on the bundled sample video.
+
+The sample lives in the repository's ``sample_videos/`` (rendered from the
+simulator by the command in sample_videos/README, with its ground truth beside it)
+and its calibration profile in ``calibration/``. The demo reviews it into an output
+directory and says where the report is; it opens nothing (it must work headless,
+over ssh, on the Pi).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from vision_ref.errors import VideoError
+
+DEFAULT_SAMPLE = "demo_match"
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def _search_dirs(kind: str) -> list[Path]:
+    dirs = []
+    env = os.environ.get("VISION_REF_HOME")
+    if env:
+        dirs.append(Path(env) / kind)
+    dirs += [repo_root() / kind, Path.cwd() / kind]
+    seen, out = set(), []
+    for d in dirs:
+        if d.resolve() not in seen:
+            seen.add(d.resolve())
+            out.append(d)
+    return out
+
+
+def find_sample_video() -> Path:
+    """``sample_videos/demo_match.mp4``, else the first sample video found."""
+    looked = []
+    for d in _search_dirs("sample_videos"):
+        looked.append(str(d))
+        p = d / f"{DEFAULT_SAMPLE}.mp4"
+        if p.is_file():
+            return p
+    for d in _search_dirs("sample_videos"):
+        vids = sorted(d.glob("*.mp4")) if d.is_dir() else []
+        if vids:
+            return vids[0]
+    raise VideoError(f"no sample video found (looked for {DEFAULT_SAMPLE}.mp4 in {', '.join(looked)}); "
+                     "pass --video, or regenerate the samples (see sample_videos/README.md)")
+
+
+def find_profile(video: Path) -> Path | None:
+    """The calibration profile made for the sample: calibration/<stem>.json, or the
+    ``*.calibration.json`` / ``.profile.json`` beside the video."""
+    names = [f"{video.stem}.json", f"{video.stem}.profile.json", f"{video.stem}.calibration.json"]
+    for d in [video.parent, *_search_dirs("calibration")]:
+        for n in names:
+            p = d / n
+            if p.is_file() and p.parent.name == "calibration" or (p.is_file() and n != f"{video.stem}.json"):
+                return p
+    return None
+
+
+def run_demo(out_dir, *, video=None, players=("A", "B"), target: int = 100, modes=None, annotated: bool = True,
+             progress: bool = True):
+    from vision_ref.review.pipeline import review_video
+
+    path = Path(video) if video else find_sample_video()
+    profile = find_profile(path) if video is None else None
+    result = review_video(path, out_dir, calibration=profile, players=players, target=target, modes=modes,
+                          annotated=annotated, progress=progress)
+    if profile is None:
+        result.notes.append("no calibration profile found for the sample; calibrated from the video")
+    return result

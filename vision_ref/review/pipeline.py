@@ -1,0 +1,441 @@
+"""`vision-ref review`: a recorded match in, the referee's account of it out.
+
+    video --(calibrate: profile or first still frames)--> Tracker --Tracks--> segment_shots
+          --> infer_shot (shooter = match.turn) --> Match.play --> decisions
+          --> DIR/match.json, decisions.json, shot_NNN.png, report.html, annotated.mp4
+
+Timing: frames carry the sensor timestamps of the ``NAME.timestamps.txt|json``
+sidecar when there is one (and gaps in it are told to the tracker as dropped
+frames), else ``index / fps``.
+
+Outputs are written into a staging directory inside DIR and renamed into place
+when complete, so an interrupted or failed run never leaves half a file and never
+destroys the previous review's files before the new ones are whole. The annotated
+video (a second decoding pass, the slowest part) is made last, after the match,
+decisions and report are already in place. A truncated or corrupt video is reviewed
+as far as it can be read, everything decided is written, and then the run fails
+with a message saying where the video stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from vision_ref.errors import CalibrationError, ContractError, VideoError, VisionRefError
+
+
+class OutputError(VisionRefError):
+    """The output directory cannot be created or written."""
+
+    exit_code = 6
+
+
+@dataclass
+class ReviewResult:
+    out_dir: Path
+    match_path: Path
+    decisions_path: Path
+    report: Path
+    annotated: Path | None
+    diagrams: list[Path]
+    records: list[dict]
+    decisions: list[dict]
+    final: dict
+    notes: list[str] = field(default_factory=list)
+    frames: int = 0
+    video_seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        score = " : ".join(f"{p} {s}" for p, s in self.final["score"].items())
+        w = self.final.get("winner")
+        end = "draw" if w == "draw" else (f"{w} wins" if w else "game not finished")
+        fouls = sum(1 for d in self.decisions if d.get("foul"))
+        doubts = sum(1 for r in self.records if any(e.get("type") == "doubt" for e in r.get("events", [])))
+        lines = [f"{len(self.decisions)} shots ({fouls} fouls, {doubts} with a doubt) in {self.frames} frames "
+                 f"({self.video_seconds:.1f} s of video); score {score}, {end}"]
+        lines += [f"note: {n}" for n in self.notes]
+        lines.append(f"wrote {self.match_path}, {self.decisions_path.name}, {self.report.name}, "
+                     f"{len(self.diagrams)} diagrams" + (f", {self.annotated.name}" if self.annotated else ""))
+        return "\n".join(lines)
+
+
+class Progress:
+    """A one-line progress bar on stderr (a line per 10 % when stderr is not a terminal)."""
+
+    def __init__(self, label: str, total: int, enabled: bool = True, stream=None):
+        self.label = label
+        self.total = max(0, int(total))
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.t0 = time.perf_counter()
+        self._last_draw = 0.0
+        self._last_decile = -1
+        self.n = 0
+
+    def __call__(self, n: int) -> None:
+        self.n = n
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        frac = min(1.0, n / self.total) if self.total else 0.0
+        if self.tty:
+            if now - self._last_draw < 0.1 and n < self.total:
+                return
+            self._last_draw = now
+            width = 30
+            bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+            rate = n / max(now - self.t0, 1e-9)
+            of = f"/{self.total}" if self.total else ""
+            self.stream.write(f"\r{self.label:<10} [{bar}] {100 * frac:5.1f}% {n}{of} frames {rate:6.1f} fps")
+            self.stream.flush()
+        else:
+            decile = int(frac * 10)
+            if decile > self._last_decile:
+                self._last_decile = decile
+                self.stream.write(f"{self.label}: {n} frames ({100 * frac:.0f}%)\n")
+                self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            dt = time.perf_counter() - self.t0
+            if self.tty:
+                self.stream.write("\n")
+            self.stream.write(f"{self.label}: {self.n} frames in {dt:.1f} s\n")
+            self.stream.flush()
+
+
+# ---- output directory -------------------------------------------------------------
+
+
+def _prepare_out_dir(out_dir) -> Path:
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"output {out} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".vision-ref-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise OutputError(f"cannot write into output directory {out}: {exc.strerror or exc}") from None
+    return out
+
+
+class _Staging:
+    """Files are made in DIR/.staging-PID and moved into DIR by ``commit`` (same file
+    system, so each move is an atomic rename)."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.dir = out / f".staging-{os.getpid()}"
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir()
+
+    def path(self, name: str) -> Path:
+        return self.dir / name
+
+    def write_text(self, name: str, text: str) -> None:
+        try:
+            self.path(name).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"cannot write {self.out / name}: {exc.strerror or exc}") from None
+
+    def commit(self, names: list[str]) -> list[Path]:
+        done = []
+        for name in names:
+            target = self.out / name
+            os.replace(self.path(name), target)
+            done.append(target)
+        return done
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# ---- pieces ------------------------------------------------------------------------
+
+
+def _load_profile(calibration):
+    from vision_ref.calibrate.profile import CalibrationProfile
+
+    if isinstance(calibration, CalibrationProfile):
+        return calibration
+    return CalibrationProfile.load(calibration)
+
+
+def _check_fit(profile, frame_bgr, where: str) -> str | None:
+    """Refuse a profile that does not fit the footage (a different table or camera pose)."""
+    try:
+        from vision_ref.calibrate.health import health
+    except ImportError:  # the calibration stage's health check is optional for review
+        return "calibration health check unavailable (vision_ref.calibrate.health missing)"
+    rep = health(profile, frame_bgr)
+    if not rep.ok:
+        raise CalibrationError(f"the calibration profile does not fit {where}: {rep.reason} "
+                               f"(health {rep.score:.2f}); calibrate this set-up or omit --calibration")
+    return None
+
+
+def strike_time(record: dict, tracks, window) -> float:
+    """The strike on the tracks' clock: the record's own estimate when it gives one
+    (sub-frame), else the timestamp of the strike row."""
+    for key in ("strike_t", "t_strike"):
+        v = record.get(key)
+        if isinstance(v, (int, float)) and np.isfinite(v):
+            return float(v)
+    return float(tracks.t[int(window.strike_row)])
+
+
+def _shot_rows(window) -> tuple[int, int, int]:
+    start = int(getattr(window, "start_row", window.strike_row))
+    return start, int(window.strike_row), int(window.end_row)
+
+
+@dataclass
+class ShotOutcome:
+    record: dict
+    decision: dict
+    window: object
+    strike_t: float
+    warnings: list[str] = field(default_factory=list)
+
+
+def adjudicate_tracks(tracks, match, *, table, settings=None, notes: list[str] | None = None) -> list[ShotOutcome]:
+    """Segment the tracks into shots, infer each record with the shooter on turn, play it.
+
+    A record the adjudicator rejects (a ContractError: an inference bug, or a shot
+    after the game ended) is reported in ``notes`` and skipped; the match is unchanged.
+    """
+    from vision_ref.events.infer import infer_shot
+    from vision_ref.events.segment import segment_shots
+
+    try:
+        from vision_ref.events.placement import check_respot
+    except ImportError:
+        check_respot = None
+    notes = notes if notes is not None else []
+    outcomes: list[ShotOutcome] = []
+    windows = segment_shots(tracks)
+    for k, w in enumerate(windows):
+        at = float(tracks.t[int(w.strike_row)])
+        if match.game_over:
+            notes.append(f"{len(windows) - k} shots after the end of the game (from t={at:.1f} s) were not adjudicated")
+            break
+        record = infer_shot(tracks, w, shooter=match.turn, table=table, settings=settings)
+        warnings = []
+        if check_respot is not None and outcomes:
+            warnings = [f"placement before this shot: {m}" for m in check_respot(outcomes[-1].decision, record["before"])]
+        try:
+            decision = match.play(record)
+        except ContractError as exc:
+            notes.append(f"the shot at t={at:.2f} s was not adjudicated: its inferred record was rejected ({exc})")
+            continue
+        outcomes.append(ShotOutcome(record, decision, w, strike_time(record, tracks, w), warnings))
+    return outcomes
+
+
+def _write_core(stage: _Staging, match, outcomes: list[ShotOutcome], tracks, table, *, source: str,
+                notes: list[str]) -> list[str]:
+    """match.json, decisions.json, shot_NNN.png and report.html into the staging dir."""
+    import cv2
+
+    from vision_ref.review.diagram import ShotPaths, draw_shot_diagram
+    from vision_ref.review.report import ShotReport, build_report
+
+    names = []
+    match_doc = match.to_dict()
+    stage.write_text("match.json", json.dumps(match_doc, indent=1) + "\n")
+    stage.write_text("decisions.json", json.dumps({"decisions": match.decisions, "final": match.final()}, indent=1) + "\n")
+    names += ["match.json", "decisions.json"]
+    shots = []
+    for o in outcomes:
+        start, strike_row, end = _shot_rows(o.window)
+        paths = ShotPaths.from_tracks(tracks, strike_row, end, o.strike_t)
+        img = draw_shot_diagram(o.record, paths, o.decision, table)
+        ok, png = cv2.imencode(".png", img)
+        if not ok:
+            raise OutputError(f"could not encode the diagram of shot {o.decision['shot']}")
+        name = f"shot_{o.decision['shot']:03d}.png"
+        try:
+            stage.path(name).write_bytes(png.tobytes())
+        except OSError as exc:
+            raise OutputError(f"cannot write {stage.out / name}: {exc.strerror or exc}") from None
+        names.append(name)
+        fi = tracks.frame_index
+        shots.append(ShotReport(o.record, o.decision, png.tobytes(), name, float(tracks.t[start]), float(tracks.t[end]),
+                                (int(fi[start]), int(fi[end])), o.warnings))
+    page = build_report(match_doc, shots, final=match.final(), title=f"vision-ref review: {Path(source).name}",
+                        source=source, notes=notes)
+    stage.write_text("report.html", page)
+    names.append("report.html")
+    return names
+
+
+def _remove_stale_diagrams(out: Path, keep: set[str]) -> None:
+    for p in out.glob("shot_*.png"):
+        if re.fullmatch(r"shot_\d{3,}\.png", p.name) and p.name not in keep:
+            p.unlink(missing_ok=True)
+
+
+# ---- the whole review --------------------------------------------------------------
+
+
+def review_video(
+    path,
+    out_dir,
+    *,
+    calibration=None,
+    players=("A", "B"),
+    target: int = 100,
+    modes: dict | None = None,
+    annotated: bool = True,
+    progress: bool = True,
+    settings=None,
+    first: str | None = None,
+) -> ReviewResult:
+    """Review the recorded match in ``path``; write the outputs into ``out_dir``.
+
+    ``calibration``: a profile path or :class:`CalibrationProfile` (default: calibrate
+    from the video's first still frames). ``players`` (the first breaks unless
+    ``first`` says otherwise), ``target``, ``modes`` as in the match file.
+    ``settings``: :class:`vision_ref.events.infer.InferenceSettings`.
+    Raises VideoError / CalibrationError / ContractError / OutputError with one clear message.
+    """
+    from vision_ref.rules import Match
+    from vision_ref.sources.base import DropDetector
+    from vision_ref.track.tracker import Tracker
+    from vision_ref.video import VideoReader
+
+    timings: dict[str, float] = {}
+    t_all = time.perf_counter()
+    players = list(players)
+    match = Match(players, first=first or players[0], target=target, modes=modes)  # bad options fail here, first
+    reader = VideoReader(path, mode="bgr", strict=False)
+    out = _prepare_out_dir(out_dir)
+    notes: list[str] = []
+
+    t0 = time.perf_counter()
+    if calibration is None:
+        from vision_ref.calibrate.auto import calibrate_from_video
+
+        profile, first_still = calibrate_from_video(path)
+        notes.append(f"calibrated from the video's still frames (from frame {first_still})")
+    else:
+        profile = _load_profile(calibration)
+    profile.check_frame_size(reader.width, reader.height)
+    timings["calibrate_s"] = time.perf_counter() - t0
+    table = profile.table
+
+    # ---- decode + track -------------------------------------------------------------
+    t0 = time.perf_counter()
+    tracker = Tracker(profile, reader.fps)
+    drops = DropDetector(reader.fps) if reader.timestamps_ns is not None else None
+    sensor_index: list[int] = []  # file frame number -> sensor frame index
+    bar = Progress("tracking", reader.expected_frames, progress)
+    checked = calibration is None
+    n_dropped = 0
+    from vision_ref.messages import Frame
+
+    try:
+        for frame in reader:
+            if not checked:
+                note = _check_fit(profile, frame.bgr, str(path))
+                if note:
+                    notes.append(note)
+                checked = True
+            idx = frame.index
+            if drops is not None:
+                idx, gap = drops.observe(frame.timestamp_ns)
+                if gap is not None:
+                    for missing in gap.indices:
+                        tracker.mark_dropped(missing)
+                    n_dropped += gap.count
+                if idx != frame.index:
+                    frame = Frame(idx, frame.timestamp_ns, bgr=frame.bgr)
+            sensor_index.append(idx)
+            tracker.update(frame)
+            bar(len(sensor_index))
+    finally:
+        bar.close()
+    timings["track_s"] = time.perf_counter() - t0
+    if not sensor_index:
+        raise VideoError(f"{path}: no frame could be decoded" + (f" ({reader.error})" if reader.error else ""))
+    stopped = reader.error
+    if stopped is not None:
+        notes.append(f"the video could not be read to the end: {stopped}")
+    if n_dropped:
+        notes.append(f"{n_dropped} frames missing from the recording (timestamp gaps); treated as gaps, not interpolated")
+    if reader.timestamp_note:
+        notes.append(reader.timestamp_note)
+
+    # ---- shots ----------------------------------------------------------------------
+    t0 = time.perf_counter()
+    tracks = tracker.tracks()
+    outcomes = adjudicate_tracks(tracks, match, table=table, settings=settings, notes=notes)
+    timings["infer_s"] = time.perf_counter() - t0
+
+    # ---- outputs --------------------------------------------------------------------
+    t0 = time.perf_counter()
+    stage = _Staging(out)
+    try:
+        names = _write_core(stage, match, outcomes, tracks, table, source=str(path), notes=notes)
+        committed = stage.commit(names)
+        _remove_stale_diagrams(out, {n for n in names if n.startswith("shot_")})
+        timings["write_s"] = time.perf_counter() - t0
+        annotated_path = None
+        if annotated:
+            t0 = time.perf_counter()
+            annotated_path = _write_annotated(path, stage, match, outcomes, tracks, profile, sensor_index, progress)
+            timings["annotate_s"] = time.perf_counter() - t0
+    finally:
+        stage.cleanup()
+    timings["total_s"] = time.perf_counter() - t_all
+
+    ts = tracks.t
+    result = ReviewResult(
+        out_dir=out, match_path=out / "match.json", decisions_path=out / "decisions.json", report=out / "report.html",
+        annotated=annotated_path, diagrams=[p for p in committed if p.name.startswith("shot_")],
+        records=match.records, decisions=match.decisions, final=match.final(), notes=notes,
+        frames=len(sensor_index), video_seconds=float(ts[-1] - ts[0]) + 1.0 / reader.fps if len(ts) else 0.0,
+        timings=timings,
+    )
+    if stopped is not None:
+        raise VideoError(f"{stopped}; the {len(outcomes)} shots decided before that are written to {out}")
+    return result
+
+
+def _write_annotated(path, stage: _Staging, match, outcomes, tracks, profile, sensor_index, progress) -> Path:
+    from vision_ref.review.annotate import AnnotatedShot, Annotator, write_annotated
+    from vision_ref.review.diagram import ShotPaths, contact_marks
+
+    shots = []
+    for o in outcomes:
+        start, strike_row, end = _shot_rows(o.window)
+        paths = ShotPaths.from_tracks(tracks, strike_row, end, o.strike_t)
+        shots.append(AnnotatedShot(start, strike_row, end, o.strike_t, contact_marks(o.record, paths, profile.table),
+                                   o.decision))
+    ann = Annotator(tracks, profile.camera, profile.table, shots, match.players, match.start_score)
+    row_of_index = {int(fi): r for r, fi in enumerate(tracks.frame_index)}
+
+    def row_of_frame(file_frame: int):
+        if file_frame >= len(sensor_index):
+            return None
+        return row_of_index.get(sensor_index[file_frame])
+
+    bar = Progress("annotating", len(sensor_index), progress)
+    try:
+        write_annotated(path, stage.path("annotated.mp4"), ann, row_of_frame, progress=bar)
+    finally:
+        bar.close()
+    return stage.commit(["annotated.mp4"])[0]
