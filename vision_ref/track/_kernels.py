@@ -1,0 +1,571 @@
+"""numba kernels of the tracking hot loop: plain arrays in, preallocated arrays out.
+
+Every kernel is ``@njit(cache=True)``, never recursive, and allocates nothing: the
+caller (:mod:`vision_ref.track.tracker`) owns the scratch buffers and reuses them
+frame after frame. Each has a plain-Python twin in ``tests/track/test_kernels.py``.
+
+Pixels are read straight from the frame in its own layout — ``MODE_BGR`` (H, W, 3)
+or ``MODE_YUV`` (Y plane (H, W) + interleaved half-resolution UV (H/2, W/2, 2), the
+Pi's YUV420/NV12) — and only inside small windows, so no full-frame conversion is
+ever made. Colours are compared in BT.601 YUV (full range for BGR input; a YUV
+source's own range is matched by the photometric fit of the background).
+
+Weights (0..1 per pixel):
+
+- ``fg``: "not the empty table here". The residual of the pixel's chroma from the
+  background's chroma *scaled by the brightness ratio* is ~0 for a shadow (a darker
+  copy of the cloth keeps its hue) and large for a ball, a pin, a cue or an arm;
+  brightness above the background adds to it (white objects on dark cloth).
+- ``cls``: "looks like this object's colour": the pixel's chroma, rescaled to the
+  reference luma (so shading cancels), close to the reference chroma, and not much
+  darker than the reference (dark sleeves are not a white ball).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+MODE_BGR = 0
+MODE_YUV = 1
+
+# indices into the float64 parameter vector ``prm``
+P_FG_LO = 0  # fg residual at which the weight starts to rise
+P_FG_HI = 1  # ... and where it saturates at 1
+P_BRIGHT = 2  # gain of "brighter than the background" in the residual
+P_C_LO = 3  # chroma distance (8-bit units) below which a pixel fully matches the reference
+P_C_HI = 4  # ... above which it does not match at all
+P_C_REL = 5  # both widened by this fraction of the reference's own chroma magnitude
+P_LUM_LO = 6  # luma (fraction of the reference luma) below which a pixel is too dark
+P_LUM_RANGE = 7  # ... and the ramp above it
+P_BAND_LO = 8  # normalised chroma magnitude where a pin pixel starts counting as band/crown
+P_BAND_HI = 9
+N_PRM = 10
+
+# capsule refinement output layout
+R_CX, R_CY, R_SUMW, R_AREA, R_SXX, R_SXY, R_SYY, R_FILL = 0, 1, 2, 3, 4, 5, 6, 7
+N_REFINE = 8
+
+# component statistics layout (coarse grid and pin blobs)
+S_N, S_SX, S_SY, S_SW, S_SC, S_X0, S_X1, S_Y0, S_Y1 = 0, 1, 2, 3, 4, 5, 6, 7, 8
+N_STAT = 9
+
+# pin blob output layout
+B_SUMW, B_CX, B_CY, B_SXX, B_SXY, B_SYY, B_BAND, B_BX, B_BY, B_BU, B_BV, B_NPIX, B_X0, B_X1, B_Y0, B_Y1 = range(16)
+N_BLOB = 16
+
+
+@njit(cache=True, inline="always")
+def _clip01(v):
+    if v <= 0.0:
+        return 0.0
+    if v >= 1.0:
+        return 1.0
+    return v
+
+
+@njit(cache=True, inline="always")
+def read_yuv(mode, bgr, yp, uvp, yy, xx):
+    """(Y, U, V) of one pixel as floats, from a BGR frame or a Y + half-res UV frame."""
+    if mode == MODE_BGR:
+        b = float(bgr[yy, xx, 0])
+        g = float(bgr[yy, xx, 1])
+        r = float(bgr[yy, xx, 2])
+        y = 0.299 * r + 0.587 * g + 0.114 * b
+        return y, 128.0 + 0.564 * (b - y), 128.0 + 0.713 * (r - y)
+    return float(yp[yy, xx]), float(uvp[yy >> 1, xx >> 1, 0]), float(uvp[yy >> 1, xx >> 1, 1])
+
+
+@njit(cache=True, inline="always")
+def fg_weight(y, u, v, by, bu, bv, prm):
+    k = (y + 4.0) / (by + 4.0)
+    ru = (u - 128.0) - k * (bu - 128.0)
+    rv = (v - 128.0) - k * (bv - 128.0)
+    res = math.sqrt(ru * ru + rv * rv)
+    if y > by:
+        res += prm[P_BRIGHT] * (y - by)
+    return _clip01((res - prm[P_FG_LO]) / (prm[P_FG_HI] - prm[P_FG_LO]))
+
+
+@njit(cache=True, inline="always")
+def class_weight(y, u, v, ref, prm):
+    yr = ref[0]
+    cu = ref[1] - 128.0
+    cv = ref[2] - 128.0
+    s = yr / max(y, 12.0)
+    du = (u - 128.0) * s - cu
+    dv = (v - 128.0) * s - cv
+    d = math.sqrt(du * du + dv * dv)
+    widen = prm[P_C_REL] * math.sqrt(cu * cu + cv * cv)
+    lo = prm[P_C_LO] + widen
+    hi = prm[P_C_HI] + widen
+    cw = _clip01((hi - d) / (hi - lo))
+    lum = _clip01((y - prm[P_LUM_LO] * yr) / (prm[P_LUM_RANGE] * yr))
+    return cw * lum
+
+
+@njit(cache=True)
+def ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, prm, masks, n_masks, out_cls, out_fg):
+    """Fill out_cls[:h, :w] (colour-class x foreground) and out_fg[:h, :w] (foreground) for a window.
+
+    ``masks[:n_masks]`` rows (cx, cy, r) in frame pixels: objects already found this
+    frame, zeroed so a neighbour touching this ball does not pull it.
+    """
+    for j in range(h):
+        yy = y0 + j
+        for i in range(w):
+            xx = x0 + i
+            masked = False
+            for m in range(n_masks):
+                dx = xx - masks[m, 0]
+                dy = yy - masks[m, 1]
+                if dx * dx + dy * dy <= masks[m, 2] * masks[m, 2]:
+                    masked = True
+                    break
+            if masked:
+                out_cls[j, i] = 0.0
+                out_fg[j, i] = 0.0
+                continue
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
+            f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            out_fg[j, i] = f
+            out_cls[j, i] = f * class_weight(y, u, v, ref, prm) if f > 0.0 else 0.0
+
+
+@njit(cache=True)
+def disk_scores(wmap, h, w, r, px, py, gate, stride, prefix, scores):
+    """Mean weight over a disk of radius r centred on every candidate pixel within ``gate`` of (px, py).
+
+    Window coordinates. ``prefix`` (>= h x w+1) receives row prefix sums; ``scores``
+    (>= h x w) the fill fraction at candidates and -1 elsewhere. Returns the number of
+    candidates scored.
+    """
+    for j in range(h):
+        acc = 0.0
+        prefix[j, 0] = 0.0
+        for i in range(w):
+            acc += wmap[j, i]
+            prefix[j, i + 1] = acc
+    ri = int(r)
+    area = 0.0
+    for dy in range(-ri, ri + 1):
+        hw = int(math.sqrt(max(r * r - dy * dy, 0.0)))
+        area += 2 * hw + 1
+    n = 0
+    g2 = gate * gate
+    for j in range(h):
+        for i in range(w):
+            scores[j, i] = -1.0
+    for j in range(0, h, stride):
+        if j - ri < 0 or j + ri >= h:
+            continue
+        for i in range(0, w, stride):
+            if i - ri < 0 or i + ri >= w:
+                continue
+            dx = i - px
+            dy0 = j - py
+            if dx * dx + dy0 * dy0 > g2:
+                continue
+            s = 0.0
+            for dy in range(-ri, ri + 1):
+                hw = int(math.sqrt(max(r * r - dy * dy, 0.0)))
+                s += prefix[j + dy, i + hw + 1] - prefix[j + dy, i - hw]
+            scores[j, i] = s / area
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def top_peaks(scores, h, w, min_sep, min_score, k_max, out):
+    """Up to k_max best candidates of ``scores`` at least ``min_sep`` apart: out rows (x, y, score)."""
+    n = 0
+    sep2 = min_sep * min_sep
+    for _ in range(k_max):
+        best = min_score
+        bx = -1
+        by = -1
+        for j in range(h):
+            for i in range(w):
+                s = scores[j, i]
+                if s <= best:
+                    continue
+                ok = True
+                for q in range(n):
+                    dx = i - out[q, 0]
+                    dy = j - out[q, 1]
+                    if dx * dx + dy * dy < sep2:
+                        ok = False
+                        break
+                if ok:
+                    best = s
+                    bx = i
+                    by = j
+        if bx < 0:
+            break
+        out[n, 0] = bx
+        out[n, 1] = by
+        out[n, 2] = best
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, out):
+    """Sub-pixel centre of a (possibly motion-blurred) ball by iterated weighted centroids.
+
+    The region is the capsule of radius rho around the segment cx,cy +- hl*(ux,uy)
+    (hl = half the blur streak; 0 for a still ball), with anti-aliased membership so
+    the estimate moves smoothly. ``n_wide`` iterations use rho = r + 2 (fast pull-in),
+    then ``n_narrow`` use rho = r + 0.5 so touching neighbours, pins and cushions do
+    not bias the fixed point. A blurred disk is the disk convolved with the streak, so
+    the centroid is the centre at mid-exposure. Writes the centre, weight sum, region
+    area, the weighted covariance (for the streak length) and the fill fraction.
+    """
+    total = n_wide + n_narrow
+    sw = 0.0
+    area = 0.0
+    sxx = 0.0
+    sxy = 0.0
+    syy = 0.0
+    for it in range(total + 1):
+        rho = r + 2.0 if it < n_wide or it == total else r + 0.5
+        ext = rho + hl + 1.0
+        j0 = max(int(math.floor(cy - ext)), 0)
+        j1 = min(int(math.ceil(cy + ext)), h - 1)
+        i0 = max(int(math.floor(cx - ext)), 0)
+        i1 = min(int(math.ceil(cx + ext)), w - 1)
+        sw = 0.0
+        sx = 0.0
+        sy = 0.0
+        area = 0.0
+        sxx = 0.0
+        sxy = 0.0
+        syy = 0.0
+        for j in range(j0, j1 + 1):
+            for i in range(i0, i1 + 1):
+                dx = i - cx
+                dy = j - cy
+                t = dx * ux + dy * uy
+                if t > hl:
+                    t = hl
+                elif t < -hl:
+                    t = -hl
+                ex = dx - t * ux
+                ey = dy - t * uy
+                a = _clip01(rho + 0.5 - math.sqrt(ex * ex + ey * ey))
+                if a <= 0.0:
+                    continue
+                area += a
+                wa = wmap[j, i] * a
+                sw += wa
+                sx += wa * dx
+                sy += wa * dy
+                sxx += wa * dx * dx
+                sxy += wa * dx * dy
+                syy += wa * dy * dy
+        if sw <= 1e-9:
+            break
+        mx = sx / sw
+        my = sy / sw
+        if it == total:  # the last pass only measures (covariance about the final centre)
+            sxx = sxx / sw - mx * mx
+            sxy = sxy / sw - mx * my
+            syy = syy / sw - my * my
+            break
+        cx += mx
+        cy += my
+    out[R_CX] = cx
+    out[R_CY] = cy
+    out[R_SUMW] = sw
+    out[R_AREA] = area
+    out[R_SXX] = sxx
+    out[R_SXY] = sxy
+    out[R_SYY] = syy
+    core = math.pi * r * r + 4.0 * r * hl
+    out[R_FILL] = sw / core if core > 0 else 0.0
+
+
+@njit(cache=True)
+def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_masks, out_fg, out_band, out_u, out_v):
+    """Per pixel of a window: foreground, band/crown weight (strongly coloured pin parts) and normalised chroma."""
+    for j in range(h):
+        yy = y0 + j
+        for i in range(w):
+            xx = x0 + i
+            masked = False
+            for m in range(n_masks):
+                dx = xx - masks[m, 0]
+                dy = yy - masks[m, 1]
+                if dx * dx + dy * dy <= masks[m, 2] * masks[m, 2]:
+                    masked = True
+                    break
+            out_u[j, i] = 0.0
+            out_v[j, i] = 0.0
+            if masked:
+                out_fg[j, i] = 0.0
+                out_band[j, i] = 0.0
+                continue
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
+            f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            out_fg[j, i] = f
+            s = 128.0 / max(y, 12.0)
+            nu = (u - 128.0) * s
+            nv = (v - 128.0) * s
+            out_u[j, i] = nu
+            out_v[j, i] = nv
+            c = math.sqrt(nu * nu + nv * nv)
+            out_band[j, i] = f * _clip01((c - prm[P_BAND_LO]) / (prm[P_BAND_HI] - prm[P_BAND_LO]))
+
+
+@njit(cache=True)
+def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out):
+    """Moments of the 8-connected blob (fg >= thresh) holding the strongest pixel within search_r of (sx, sy).
+
+    Window coordinates. ``labels`` (>= h x w int32) and ``stack`` (>= 2*h*w int32)
+    are scratch. Writes N_BLOB values (weight sum, centroid, covariance, band weight
+    and centroid, mean normalised chroma of the band, pixel count, bbox); returns the
+    pixel count (0: nothing there).
+    """
+    for q in range(N_BLOB):
+        out[q] = 0.0
+    best = thresh
+    bx = -1
+    by = -1
+    r2 = search_r * search_r
+    j0 = max(int(sy - search_r), 0)
+    j1 = min(int(sy + search_r) + 1, h)
+    i0 = max(int(sx - search_r), 0)
+    i1 = min(int(sx + search_r) + 1, w)
+    for j in range(j0, j1):
+        for i in range(i0, i1):
+            dx = i - sx
+            dy = j - sy
+            if dx * dx + dy * dy <= r2 and fg[j, i] >= best:
+                best = fg[j, i]
+                bx = i
+                by = j
+    if bx < 0:
+        return 0
+    for j in range(h):
+        for i in range(w):
+            labels[j, i] = 0
+    top = 0
+    stack[0] = by
+    stack[1] = bx
+    top = 1
+    labels[by, bx] = 1
+    npix = 0
+    sw = 0.0
+    smx = 0.0
+    smy = 0.0
+    sxx = 0.0
+    sxy = 0.0
+    syy = 0.0
+    sb = 0.0
+    sbx = 0.0
+    sby = 0.0
+    sbu = 0.0
+    sbv = 0.0
+    x0 = bx
+    x1 = bx
+    y0 = by
+    y1 = by
+    while top > 0:
+        top -= 1
+        j = stack[2 * top]
+        i = stack[2 * top + 1]
+        wv = fg[j, i]
+        npix += 1
+        sw += wv
+        smx += wv * i
+        smy += wv * j
+        sxx += wv * i * i
+        sxy += wv * i * j
+        syy += wv * j * j
+        b = band[j, i]
+        sb += b
+        sbx += b * i
+        sby += b * j
+        sbu += b * nu[j, i]
+        sbv += b * nv[j, i]
+        if i < x0:
+            x0 = i
+        if i > x1:
+            x1 = i
+        if j < y0:
+            y0 = j
+        if j > y1:
+            y1 = j
+        for dj in range(-1, 2):
+            jj = j + dj
+            if jj < 0 or jj >= h:
+                continue
+            for di in range(-1, 2):
+                ii = i + di
+                if ii < 0 or ii >= w or labels[jj, ii] != 0:
+                    continue
+                if fg[jj, ii] >= thresh:
+                    labels[jj, ii] = 1
+                    stack[2 * top] = jj
+                    stack[2 * top + 1] = ii
+                    top += 1
+    mx = smx / sw
+    my = smy / sw
+    out[B_SUMW] = sw
+    out[B_CX] = mx
+    out[B_CY] = my
+    out[B_SXX] = sxx / sw - mx * mx
+    out[B_SXY] = sxy / sw - mx * my
+    out[B_SYY] = syy / sw - my * my
+    out[B_BAND] = sb
+    if sb > 1e-9:
+        out[B_BX] = sbx / sb
+        out[B_BY] = sby / sb
+        out[B_BU] = sbu / sb
+        out[B_BV] = sbv / sb
+    out[B_NPIX] = npix
+    out[B_X0] = x0
+    out[B_X1] = x1
+    out[B_Y0] = y0
+    out[B_Y1] = y1
+    return npix
+
+
+@njit(cache=True)
+def coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, y0, x0, gh, gw, region, ref_white, ref_cue, prm,
+                out_fg, out_white, out_cue):
+    """Foreground and class weights on a sparse grid (every ``stride`` pixels) over the whole table.
+
+    Grid cell (j, i) samples pixel (y0 + j*stride, x0 + i*stride); ``region`` (gh, gw)
+    uint8 marks cells worth looking at (table and rails). This touches 1/stride^2 of
+    the pixels: it is how lost or new objects are found without a full-frame pass.
+    """
+    for j in range(gh):
+        yy = y0 + j * stride
+        for i in range(gw):
+            if region[j, i] == 0:
+                out_fg[j, i] = 0.0
+                out_white[j, i] = 0.0
+                out_cue[j, i] = 0.0
+                continue
+            xx = x0 + i * stride
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
+            f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            out_fg[j, i] = f
+            if f > 0.0:
+                out_white[j, i] = f * class_weight(y, u, v, ref_white, prm)
+                out_cue[j, i] = f * class_weight(y, u, v, ref_cue, prm)
+            else:
+                out_white[j, i] = 0.0
+                out_cue[j, i] = 0.0
+
+
+@njit(cache=True)
+def label_grid(fg, white, cue, gh, gw, thresh, labels, stack, stats, max_comp):
+    """8-connected components of fg >= thresh on the coarse grid (explicit stack, no recursion).
+
+    ``stats[c]`` (N_STAT): cell count, sums of x and y, of white and cue weight, bbox.
+    Returns the number of components (at most max_comp; the rest are dropped).
+    """
+    for j in range(gh):
+        for i in range(gw):
+            labels[j, i] = 0
+    nc = 0
+    for j in range(gh):
+        for i in range(gw):
+            if labels[j, i] != 0 or fg[j, i] < thresh:
+                continue
+            if nc >= max_comp:
+                return nc
+            nc += 1
+            for q in range(N_STAT):
+                stats[nc - 1, q] = 0.0
+            stats[nc - 1, S_X0] = i
+            stats[nc - 1, S_X1] = i
+            stats[nc - 1, S_Y0] = j
+            stats[nc - 1, S_Y1] = j
+            labels[j, i] = nc
+            stack[0] = j
+            stack[1] = i
+            top = 1
+            while top > 0:
+                top -= 1
+                cj = stack[2 * top]
+                ci = stack[2 * top + 1]
+                st = stats[nc - 1]
+                st[S_N] += 1.0
+                st[S_SX] += ci
+                st[S_SY] += cj
+                st[S_SW] += white[cj, ci]
+                st[S_SC] += cue[cj, ci]
+                if ci < st[S_X0]:
+                    st[S_X0] = ci
+                if ci > st[S_X1]:
+                    st[S_X1] = ci
+                if cj < st[S_Y0]:
+                    st[S_Y0] = cj
+                if cj > st[S_Y1]:
+                    st[S_Y1] = cj
+                for dj in range(-1, 2):
+                    jj = cj + dj
+                    if jj < 0 or jj >= gh:
+                        continue
+                    for di in range(-1, 2):
+                        ii = ci + di
+                        if ii < 0 or ii >= gw or labels[jj, ii] != 0:
+                            continue
+                        if fg[jj, ii] >= thresh:
+                            labels[jj, ii] = nc
+                            stack[2 * top] = jj
+                            stack[2 * top + 1] = ii
+                            top += 1
+    return nc
+
+
+@njit(cache=True)
+def sample_pairs(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, out_frame, out_bg):
+    """Frame and background (Y, U, V) on a sparse grid: rows for the photometric fit of the background."""
+    H = bgy.shape[0]
+    W = bgy.shape[1]
+    n = 0
+    for yy in range(stride // 2, H, stride):
+        for xx in range(stride // 2, W, stride):
+            if n >= out_frame.shape[0]:
+                return n
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
+            out_frame[n, 0] = y
+            out_frame[n, 1] = u
+            out_frame[n, 2] = v
+            out_bg[n, 0] = bgy[yy, xx]
+            out_bg[n, 1] = bgu[yy, xx]
+            out_bg[n, 2] = bgv[yy, xx]
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def grid_lookup(grid, step, px, py, out, n):
+    """Bilinear lookup of a (gh, gw, C) grid sampled every ``step`` pixels at n points -> out (n, C)."""
+    gh = grid.shape[0]
+    gw = grid.shape[1]
+    nch = grid.shape[2]
+    for k in range(n):
+        fx = px[k] / step
+        fy = py[k] / step
+        i = int(math.floor(fx))
+        j = int(math.floor(fy))
+        if i < 0:
+            i = 0
+        if j < 0:
+            j = 0
+        if i > gw - 2:
+            i = gw - 2
+        if j > gh - 2:
+            j = gh - 2
+        ax = fx - i
+        ay = fy - j
+        for c in range(nch):
+            out[k, c] = ((1 - ax) * (1 - ay) * grid[j, i, c] + ax * (1 - ay) * grid[j, i + 1, c]
+                         + (1 - ax) * ay * grid[j + 1, i, c] + ax * ay * grid[j + 1, i + 1, c])

@@ -1,0 +1,887 @@
+"""The tracker: frames + a calibration profile -> per-frame Observations and per-object Tracks.
+
+Per frame, each ball is searched only in a small window around its predicted
+position (constant-velocity Kalman filter per axis, in pixels), with a gate that
+widens with speed and near other moving balls (a resting ball can be hit and leave
+at several metres per second). In the window the numba kernels weight every pixel
+by "foreground and of this ball's colour", pick the best disk-shaped peak near the
+prediction and refine it to sub-pixel precision on the foreground weight within a
+capsule that follows the motion-blur streak (the centroid of a streak is the ball
+at mid-exposure). Objects already found this frame are masked out, so touching
+balls do not pull each other. A coarse sparse-grid search over the whole table
+(every 8th pixel of every 8th row) recovers lost or new objects.
+
+Identity: the cue ball by colour (its own class weight); the two whites by
+continuity, with a joint assignment when their windows overlap that refuses
+hypotheses in which the balls would have passed through each other.
+
+Pins: a tight window around a standing pin checks every frame that it has not
+changed (blob area, centroid, extent); any change widens the window and the pin is
+classified from its blob: standing (compact), down (long: where and which way, the
+coloured band marks the head end), leaning (tilted and at rest against a ball or
+pin), on the rail (outside the cushions), absent, or moving while it changes.
+
+Positions are those at mid-exposure; ``Observations.t``/``Tracks.t`` stay the sensor
+timestamps (start of exposure) and ``Tracks.exposure_s`` says how long it was.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterable
+
+import cv2
+import numpy as np
+
+from vision_ref.calibrate.profile import CalibrationProfile
+from vision_ref.errors import CalibrationError, SourceError
+from vision_ref.messages import N_BALLS, N_PINS, BallState, Frame, Observations, PinState, Track, Tracks
+from vision_ref.rules.table import BALL_IDS, PIN_IDS
+from vision_ref.track import _kernels as K
+from vision_ref.track.geometry import Geometry
+
+CUE = 0
+WHITES = (1, 2)
+COARSE_STRIDE = 8
+MAX_WIN = 256  # largest window side (pixels)
+MAX_COMP = 256
+
+
+def default_params() -> np.ndarray:
+    p = np.zeros(K.N_PRM)
+    p[K.P_FG_LO] = 10.0
+    p[K.P_FG_HI] = 26.0
+    p[K.P_BRIGHT] = 0.6
+    p[K.P_C_LO] = 16.0
+    p[K.P_C_HI] = 34.0
+    p[K.P_C_REL] = 0.3
+    p[K.P_LUM_LO] = 0.3
+    p[K.P_LUM_RANGE] = 0.2
+    p[K.P_BAND_LO] = 22.0
+    p[K.P_BAND_HI] = 40.0
+    return p
+
+
+def bgr_to_yuv_planes(bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """BT.601 full-range Y, U, V float32 planes, the same formula the kernels use on BGR pixels."""
+    f = bgr.astype(np.float32)
+    b, g, r = f[:, :, 0], f[:, :, 1], f[:, :, 2]
+    y = 0.299 * r + 0.587 * g + 0.114 * b
+    return (np.ascontiguousarray(y), np.ascontiguousarray(128.0 + 0.564 * (b - y)),
+            np.ascontiguousarray(128.0 + 0.713 * (r - y)))
+
+
+def lab_to_yuv(lab) -> np.ndarray:
+    """OpenCV 8-bit Lab mean -> (Y, U, V) reference of the kernels."""
+    px = np.clip(np.round(np.asarray(lab, dtype=np.float64)), 0, 255).astype(np.uint8).reshape(1, 1, 3)
+    bgr = cv2.cvtColor(px, cv2.COLOR_LAB2BGR)
+    y, u, v = bgr_to_yuv_planes(bgr)
+    return np.array([y[0, 0], u[0, 0], v[0, 0]], dtype=np.float64)
+
+
+class _Kalman1D:
+    """Constant-velocity Kalman filter on one pixel axis (state: position, velocity per second)."""
+
+    __slots__ = ("x", "v", "pxx", "pxv", "pvv")
+
+    def __init__(self, x: float):
+        self.reset(x)
+
+    def reset(self, x: float, v: float = 0.0, pos_var: float = 0.25, vel_var: float = 1.0):
+        self.x, self.v = x, v
+        self.pxx, self.pxv, self.pvv = pos_var, 0.0, vel_var
+
+    def predict(self, dt: float, accel_sigma: float) -> None:
+        self.x += self.v * dt
+        q = accel_sigma * accel_sigma
+        dt2 = dt * dt
+        self.pxx += dt * (2.0 * self.pxv + dt * self.pvv) + 0.25 * dt2 * dt2 * q
+        self.pxv += dt * self.pvv + 0.5 * dt2 * dt * q
+        self.pvv += dt2 * q
+
+    def update(self, z: float, r: float) -> None:
+        s = self.pxx + r
+        kx, kv = self.pxx / s, self.pxv / s
+        e = z - self.x
+        self.x += kx * e
+        self.v += kv * e
+        pxx, pxv, pvv = self.pxx, self.pxv, self.pvv
+        self.pxx = (1.0 - kx) * pxx
+        self.pxv = (1.0 - kx) * pxv
+        self.pvv = pvv - kv * pxv
+
+
+class _Ball:
+    def __init__(self, index: int):
+        self.index = index
+        self.kx: _Kalman1D | None = None
+        self.ky: _Kalman1D | None = None
+        self.found = False  # found in the last processed frame
+        self.known = False  # ever found (has a filter)
+        self.state = BallState.UNKNOWN
+        self.anchor = np.zeros(2)  # rest position (px), averaged while at rest
+        self.anchor_n = 0
+        self.recent: list[tuple[float, float]] = []
+        self.lost_frames = 0
+        self.conf = 0.0
+        self.meas = np.full(2, np.nan)  # last measured centre (px)
+        self.radius = 10.0
+        self.streak = 0.0
+        self.placed = False
+
+    @property
+    def pos(self) -> tuple[float, float]:
+        return self.kx.x, self.ky.x
+
+    @property
+    def vel(self) -> tuple[float, float]:
+        return self.kx.v, self.ky.v
+
+
+class _Pin:
+    def __init__(self, index: int):
+        self.index = index
+        self.cx = math.nan  # blob centroid (px) last frame
+        self.cy = math.nan
+        self.area = 0.0
+        self.length_mm = 0.0
+        self.stable = 0  # frames unchanged
+        self.missing = 0
+        self.state = PinState.UNKNOWN
+        self.xy = np.full(2, np.nan)
+        self.angle = math.nan
+        self.conf = 0.0
+        self.tight = False  # standing and unchanged: tight window
+
+
+class Tracker:
+    """Track three balls and five pins frame by frame (see the module docstring).
+
+    ``profile``: a :class:`CalibrationProfile` with a background. ``fps``: nominal frame
+    rate (prediction when timestamps are missing). ``exposure_s``: exposure time, used
+    for the blur-streak model (unknown: the streak is measured from the blob).
+    """
+
+    def __init__(self, profile: CalibrationProfile, fps: float, exposure_s: float | None = None, params=None):
+        if not isinstance(profile, CalibrationProfile):
+            raise CalibrationError("tracking needs a calibration profile (vision-ref calibrate SOURCE --out PROFILE.json)")
+        if profile.background is None:
+            raise CalibrationError("the calibration profile has no background image; recalibrate with the empty table in view")
+        if not fps or fps <= 0:
+            raise SourceError(f"fps must be positive, got {fps!r}")
+        if exposure_s is not None and not (0.0 < exposure_s <= 1.0 / fps + 1e-9):
+            raise SourceError(f"exposure must be in (0, 1/fps] s, got {exposure_s!r}")
+        self.profile = profile
+        self.table = profile.table
+        self.fps = float(fps)
+        self.exposure_s = exposure_s
+        self.prm = default_params() if params is None else np.asarray(params, dtype=np.float64)
+        self.W, self.H = profile.image_size
+        self.geo = Geometry(profile.camera, profile.table)
+        self.mm_px = self.geo.mm_per_px
+        self._bg_bgr = cv2.resize(profile.background, (self.W, self.H), interpolation=cv2.INTER_LINEAR)
+        self._bg: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._refs(profile)
+        # scratch (allocated once; the per-frame path reuses it)
+        self._w_cls = np.zeros((MAX_WIN, MAX_WIN), np.float32)
+        self._w_fg = np.zeros((MAX_WIN, MAX_WIN), np.float32)
+        self._w_band = np.zeros((MAX_WIN, MAX_WIN), np.float32)
+        self._w_u = np.zeros((MAX_WIN, MAX_WIN), np.float32)
+        self._w_v = np.zeros((MAX_WIN, MAX_WIN), np.float32)
+        self._prefix = np.zeros((MAX_WIN, MAX_WIN + 1), np.float64)
+        self._scores = np.zeros((MAX_WIN, MAX_WIN), np.float32)
+        self._labels = np.zeros((MAX_WIN, MAX_WIN), np.int32)
+        self._stack = np.zeros(2 * MAX_WIN * MAX_WIN, np.int32)
+        self._peaks = np.zeros((4, 3))
+        self._refine = np.zeros(K.N_REFINE)
+        self._blob = np.zeros(K.N_BLOB)
+        self._masks = np.zeros((N_BALLS + N_PINS, 3))
+        self._empty3 = np.zeros((1, 1, 3), np.uint8)
+        self._empty2 = np.zeros((1, 1), np.uint8)
+        self._empty_uv = np.zeros((1, 1, 2), np.uint8)
+        self._coarse_setup()
+        self._pin_setup()
+        self.balls = [_Ball(i) for i in range(N_BALLS)]
+        self.pins = [_Pin(i) for i in range(N_PINS)]
+        self.last_index: int | None = None
+        self.last_t: float | None = None
+        self.table_moving = False
+        self._still_frames = 0
+        self._frames_since_coarse = 10**6
+        self._dropped: list[int] = []
+        self._rows: list[tuple] = []
+        self.coarse_runs = 0
+
+    # ---- set-up -------------------------------------------------------------------------------
+    def _refs(self, profile: CalibrationProfile) -> None:
+        cols = profile.colours
+        from vision_ref.sim import appearance as A  # nominal colours when the profile has none
+
+        def nominal(rgb):
+            bgr = np.array([[[rgb[2], rgb[1], rgb[0]]]], np.uint8)
+            y, u, v = bgr_to_yuv_planes(bgr)
+            return np.array([y[0, 0], u[0, 0], v[0, 0]])
+
+        self.ref_white = lab_to_yuv(cols["white"].mean) if "white" in cols else nominal(A.OBJECT_BALL_RGB)
+        self.ref_cue = lab_to_yuv(cols["cue"].mean) if "cue" in cols else nominal(A.DEFAULT_CUE_BALL_RGB)
+        self.refs = [self.ref_cue, self.ref_white.copy(), self.ref_white.copy()]
+
+    def _coarse_setup(self) -> None:
+        s = COARSE_STRIDE
+        t = self.table
+        self.c_y0 = s // 2
+        self.c_x0 = s // 2
+        self.c_gh = (self.H - self.c_y0 + s - 1) // s
+        self.c_gw = (self.W - self.c_x0 + s - 1) // s
+        ys = self.c_y0 + s * np.arange(self.c_gh)
+        xs = self.c_x0 + s * np.arange(self.c_gw)
+        gx, gy = np.meshgrid(xs, ys)
+        pts = self.geo.plane_at(np.column_stack([gx.ravel(), gy.ravel()]).astype(np.float64), 0.0)
+        reach_x = t.half_length + t.cushion_width + t.rail_width
+        reach_y = t.half_width + t.cushion_width + t.rail_width
+        inside = (np.abs(pts[:, 0]) <= reach_x) & (np.abs(pts[:, 1]) <= reach_y)
+        self.c_region = np.ascontiguousarray(inside.reshape(self.c_gh, self.c_gw).astype(np.uint8))
+        self.c_fg = np.zeros((self.c_gh, self.c_gw), np.float32)
+        self.c_white = np.zeros((self.c_gh, self.c_gw), np.float32)
+        self.c_cue = np.zeros((self.c_gh, self.c_gw), np.float32)
+        self.c_labels = np.zeros((self.c_gh, self.c_gw), np.int32)
+        self.c_stack = np.zeros(2 * self.c_gh * self.c_gw, np.int32)
+        self.c_stats = np.zeros((MAX_COMP, K.N_STAT))
+
+    def _pin_setup(self) -> None:
+        t = self.table
+        spots = np.array([t.pin_spot(p) for p in PIN_IDS])
+        self.pin_h = np.array([t.pin_height_of(p) for p in PIN_IDS])
+        # a standing pin's blob from above is centred near its widest part and head
+        self.pin_zeff = 0.5 * self.pin_h
+        pts = np.column_stack([spots, self.pin_zeff])
+        self.pin_spot_px = self.geo.point_px(pts)
+        self.pin_len_px = self.pin_h / self.mm_px
+        self.white_spot_px = self.geo.ball_px(np.array([t.ball_spot(1), t.ball_spot(3)]))
+        self.pin_stand_r_px = np.array([t.pin_top_radius(p) for p in PIN_IDS]) / self.mm_px
+
+    def _background(self, mode: int, frame: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Background planes in the input's representation (built on first use of a mode)."""
+        if mode in self._bg:
+            return self._bg[mode]
+        bgy, bgu, bgv = bgr_to_yuv_planes(self._bg_bgr)
+        if mode == K.MODE_YUV:
+            # a YUV source has its own range and matrix (video: limited range; the Pi: full):
+            # fit gain and offset per channel robustly on a sparse grid of the first frame
+            fr = np.zeros((60000, 3))
+            bg = np.zeros((60000, 3))
+            n = K.sample_pairs(mode, self._empty3, frame.y, frame.uv, bgy, bgu, bgv, 6, fr, bg)
+            fr, bg = fr[:n], bg[:n]
+            planes = [bgy, bgu, bgv]
+            for c in range(3):
+                a, b = _robust_line(bg[:, c], fr[:, c])
+                planes[c] = np.ascontiguousarray((a * planes[c] + b).astype(np.float32))
+            bgy, bgu, bgv = planes
+        self._bg[mode] = (bgy, bgu, bgv)
+        return self._bg[mode]
+
+    # ---- per frame -----------------------------------------------------------------------------
+    def mark_dropped(self, frame_index: int) -> None:
+        """Record a frame the source lost (it becomes a gap in the tracks, never interpolated)."""
+        self._dropped.append(int(frame_index))
+
+    @property
+    def n_rows(self) -> int:
+        return len(self._rows)
+
+    def _planes(self, frame: Frame):
+        if not isinstance(frame, Frame):
+            raise SourceError(f"tracker.update expects a Frame, got {type(frame).__name__}")
+        h, w = frame.shape
+        self.profile.check_frame_size(w, h)
+        if frame.y is not None:
+            if frame.uv is None:
+                raise SourceError(f"frame {frame.index}: a Y plane without its UV plane; the cue ball is found by colour")
+            return K.MODE_YUV, self._empty3, np.ascontiguousarray(frame.y), np.ascontiguousarray(frame.uv)
+        bgr = frame.bgr
+        if bgr.dtype != np.uint8:
+            raise SourceError(f"frame {frame.index}: expected uint8 pixels, got {bgr.dtype}")
+        return K.MODE_BGR, np.ascontiguousarray(bgr), self._empty2, self._empty_uv
+
+    def update(self, frame: Frame) -> Observations:
+        mode, bgr, yp, uvp = self._planes(frame)
+        if self.last_index is not None and frame.index <= self.last_index:
+            raise SourceError(f"frames out of order: frame {frame.index} after frame {self.last_index}")
+        t = frame.t
+        if self.last_t is not None and t <= self.last_t:
+            raise SourceError(f"frame {frame.index}: timestamp {t:.6f} s is not after the previous frame's {self.last_t:.6f} s")
+        if self.last_index is None:
+            dt = 1.0 / self.fps
+        else:
+            dt = t - self.last_t
+            if dt > 1.5 / self.fps and frame.index == self.last_index + 1 and False:
+                pass
+        bg = self._background(mode, frame)
+        self._ctx = (mode, bgr, yp, uvp, bg)
+        self._dt = dt
+        self._n_masks = 0
+        self._track_balls(dt)
+        self._track_pins()
+        obs = self._observations(frame)
+        self.last_index = frame.index
+        self.last_t = t
+        return obs
+
+    # ---- balls --------------------------------------------------------------------------------
+    def _gate(self, b: _Ball, dt: float) -> float:
+        """Search radius (px) around the prediction."""
+        vx, vy = b.vel
+        speed = math.hypot(vx, vy) * dt  # px this frame
+        sig = math.sqrt(max(b.kx.pxx, b.ky.pxx))
+        g = 3.0 + 3.0 * sig + 0.9 * speed
+        if b.state == BallState.AT_REST:
+            g = 3.0 + 3.0 * sig
+        # a moving ball nearby may hit this one: it can leave at the other's speed
+        px, py = b.pos
+        for o in self.balls:
+            if o is b or not o.known:
+                continue
+            ovx, ovy = o.vel
+            ospeed = math.hypot(ovx, ovy) * dt
+            if ospeed < 0.5:
+                continue
+            ox, oy = o.pos
+            if math.hypot(ox - px, oy - py) < 2.2 * b.radius + 2.0 * ospeed:
+                g = max(g, 4.0 + 1.1 * ospeed)
+        return min(g, 0.5 * MAX_WIN - 40.0)
+
+    def _window(self, cx: float, cy: float, half: float) -> tuple[int, int, int, int]:
+        half = min(half, 0.5 * MAX_WIN - 1)
+        x0 = max(int(math.floor(cx - half)), 0)
+        y0 = max(int(math.floor(cy - half)), 0)
+        x1 = min(int(math.ceil(cx + half)) + 1, self.W)
+        y1 = min(int(math.ceil(cy + half)) + 1, self.H)
+        return x0, y0, max(x1 - x0, 0), max(y1 - y0, 0)
+
+    def _push_mask(self, cx: float, cy: float, r: float) -> None:
+        m = self._n_masks
+        self._masks[m, 0] = cx
+        self._masks[m, 1] = cy
+        self._masks[m, 2] = r
+        self._n_masks = m + 1
+
+    def _streak(self, b: _Ball) -> tuple[float, float, float]:
+        """(ux, uy, half length px) of the blur streak expected for this ball this frame."""
+        vx, vy = b.vel
+        sp = math.hypot(vx, vy)
+        if sp < 1e-6 or b.state == BallState.AT_REST:
+            return 1.0, 0.0, 0.0
+        if self.exposure_s is not None:
+            hl = 0.5 * sp * self.exposure_s
+        else:
+            hl = 0.5 * b.streak
+        return vx / sp, vy / sp, hl
+
+    def _search(self, b: _Ball, cx: float, cy: float, gate: float):
+        """Window search around (cx, cy): list of (x, y, fill, refine-output) candidates in frame px."""
+        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        ux, uy, hl = self._streak(b)
+        r = b.radius
+        x0, y0, w, h = self._window(cx, cy, gate + r + hl + 4.0)
+        if w < 2 * r + 3 or h < 2 * r + 3:
+            return []
+        ref = self.refs[b.index]
+        K.ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, self.prm,
+                       self._masks, self._n_masks, self._w_cls, self._w_fg)
+        # the disk search uses a slightly smaller disk than the ball when it is streaked
+        stride = 2 if gate > 10 else 1
+        n = K.disk_scores(self._w_cls, h, w, max(r - 1.0, 2.0), cx - x0, cy - y0, gate, stride, self._prefix, self._scores)
+        if n == 0:
+            return []
+        k = K.top_peaks(self._scores, h, w, r, 0.22, 3, self._peaks)
+        out = []
+        for q in range(k):
+            sx, sy = self._peaks[q, 0], self._peaks[q, 1]
+            K.refine_capsule(self._w_fg, h, w, sx, sy, ux, uy, hl, r, 2, 4, self._refine)
+            res = self._refine.copy()
+            if res[K.R_SUMW] <= 0:
+                continue
+            out.append((res[K.R_CX] + x0, res[K.R_CY] + y0, float(self._peaks[q, 2]), res))
+        return out
+
+    def _accept(self, b: _Ball, cand, dt: float) -> None:
+        x, y, fill, res = cand
+        b.found = True
+        b.lost_frames = 0
+        b.meas[:] = (x, y)
+        b.conf = float(min(1.0, max(0.0, res[K.R_FILL])) * min(1.0, fill / 0.6))
+        # streak length from the covariance: a blurred disk has along-axis variance r^2/4 + L^2/12
+        sxx, sxy, syy = res[K.R_SXX], res[K.R_SXY], res[K.R_SYY]
+        tr, det = sxx + syy, sxx * syy - sxy * sxy
+        disc = math.sqrt(max(0.25 * tr * tr - det, 0.0))
+        b.streak = math.sqrt(max(0.0, 12.0 * 2.0 * disc))
+        r_meas = 0.05 if b.state == BallState.AT_REST else 0.3
+        if b.streak > 3.0:
+            r_meas += 0.02 * b.streak
+        b.kx.update(x, r_meas)
+        b.ky.update(y, r_meas)
+        self._motion_state(b, x, y)
+        self._push_mask(x, y, b.radius + 0.5)
+
+    def _motion_state(self, b: _Ball, x: float, y: float) -> None:
+        mm = self.mm_px
+        b.recent.append((x, y))
+        if len(b.recent) > 6:
+            b.recent.pop(0)
+        if b.state == BallState.AT_REST:
+            d = math.hypot(x - b.anchor[0], y - b.anchor[1]) * mm
+            if d > 1.2:
+                b.state = BallState.MOVING
+                b.anchor_n = 0
+                n = len(b.recent)
+                if n >= 2:
+                    vx = (b.recent[-1][0] - b.recent[-2][0]) / self._dt
+                    vy = (b.recent[-1][1] - b.recent[-2][1]) / self._dt
+                    b.kx.reset(x, vx, 0.3, 4.0 * vx * vx + 100.0)
+                    b.ky.reset(y, vy, 0.3, 4.0 * vy * vy + 100.0)
+            else:
+                n = min(b.anchor_n, 60)
+                b.anchor = (b.anchor * n + np.array([x, y])) / (n + 1)
+                b.anchor_n += 1
+                b.kx.v = 0.0
+                b.ky.v = 0.0
+            return
+        # moving (or unknown): at rest once the last 5 measurements sit within 0.8 mm
+        if len(b.recent) >= 5:
+            pts = np.array(b.recent[-5:])
+            c = pts.mean(axis=0)
+            if np.max(np.hypot(pts[:, 0] - c[0], pts[:, 1] - c[1])) * mm < 0.8:
+                b.state = BallState.AT_REST
+                b.anchor = c
+                b.anchor_n = 5
+                b.kx.reset(c[0], 0.0, 0.02, 1.0)
+                b.ky.reset(c[1], 0.0, 0.02, 1.0)
+                self._backdate_rest(b.index, 4)
+                return
+        b.state = BallState.MOVING
+
+    def _backdate_rest(self, ball: int, n: int) -> None:
+        """Rest is confirmed a few frames late: mark those rows at rest in the history too."""
+        for row in self._rows[-n:]:
+            if row[3][ball] == BallState.MOVING:
+                row[3][ball] = BallState.AT_REST
+
+    def _start_ball(self, b: _Ball, x: float, y: float) -> None:
+        b.kx = _Kalman1D(x)
+        b.ky = _Kalman1D(y)
+        b.kx.reset(x, 0.0, 1.0, 400.0)
+        b.ky.reset(y, 0.0, 1.0, 400.0)
+        b.known = True
+        b.state = BallState.MOVING
+        b.recent.clear()
+        b.radius = float(self.geo.ball_at(np.array([[x, y]]))[0, 2])
+
+    def _track_balls(self, dt: float) -> None:
+        accel = 4000.0 / self.mm_px  # px/s^2: rolling friction and cushions/collisions (via the gate)
+        for b in self.balls:
+            b.found = False
+            if b.known:
+                b.kx.predict(dt, accel)
+                b.ky.predict(dt, accel)
+                b.radius = float(self.geo.ball_at(np.array([b.pos]))[0, 2])
+        known = [b for b in self.balls if b.known and b.state not in (BallState.OFF_TABLE, BallState.IN_HAND)]
+        # balls at rest first (their measurements are the most certain), then by speed
+        known.sort(key=lambda b: (b.state != BallState.AT_REST, math.hypot(*b.vel)))
+        gates = {b.index: self._gate(b, dt) for b in known}
+        w1, w2 = self.balls[1], self.balls[2]
+        joint = (w1 in known and w2 in known and
+                 math.hypot(w1.pos[0] - w2.pos[0], w1.pos[1] - w2.pos[1])
+                 < gates[1] + gates[2] + 2.5 * max(w1.radius, w2.radius))
+        done: set[int] = set()
+        for b in known:
+            if b.index in done:
+                continue
+            if joint and b.index in WHITES:
+                self._track_whites_jointly(w1, w2, gates, dt)
+                done.update(WHITES)
+                continue
+            cands = self._search(b, b.pos[0], b.pos[1], gates[b.index])
+            best = self._pick(b, cands, gates[b.index])
+            if best is not None:
+                self._accept(b, best, dt)
+            done.add(b.index)
+        lost = [b for b in self.balls if not b.found]
+        self._frames_since_coarse += 1
+        if lost and (self._frames_since_coarse >= 4 or any(b.lost_frames < 3 for b in lost)):
+            self._coarse(lost)
+        for b in self.balls:
+            if not b.found:
+                self._lost(b)
+
+    def _pick(self, b: _Ball, cands, gate: float):
+        best, best_cost = None, math.inf
+        px, py = b.pos
+        for c in cands:
+            if c[3][K.R_FILL] < 0.45:
+                continue
+            d = math.hypot(c[0] - px, c[1] - py)
+            cost = -c[2] + 0.35 * (d / max(gate, 1.0)) ** 2
+            if cost < best_cost:
+                best, best_cost = c, cost
+        return best
+
+    def _track_whites_jointly(self, w1: _Ball, w2: _Ball, gates, dt: float) -> None:
+        """Both whites near each other: choose the pair of peaks that best continues both tracks."""
+        cands = []
+        for b in (w1, w2):
+            for c in self._search(b, b.pos[0], b.pos[1], gates[b.index]):
+                if c[3][K.R_FILL] < 0.45:
+                    continue
+                if all(math.hypot(c[0] - o[0], c[1] - o[1]) > 0.8 * b.radius for o in cands):
+                    cands.append(c)
+        prev = {b.index: (b.meas.copy() if b.found or not np.isnan(b.meas[0]) else np.array(b.pos)) for b in (w1, w2)}
+        best, best_cost = (None, None), math.inf
+        options = [None] + cands
+        for a in options:
+            for c in options:
+                if a is not None and a is c:
+                    continue
+                cost = 0.0
+                for b, cand in ((w1, a), (w2, c)):
+                    if cand is None:
+                        cost += 4.0
+                        continue
+                    d = math.hypot(cand[0] - b.pos[0], cand[1] - b.pos[1])
+                    cost += (d / max(gates[b.index], 1.0)) ** 2 - cand[2]
+                if a is not None and c is not None:
+                    cost += 10.0 * _passes_through(prev[1], prev[2], np.array(a[:2]), np.array(c[:2]),
+                                                   1.6 * w1.radius)
+                if cost < best_cost:
+                    best, best_cost = (a, c), cost
+        for b, cand in ((w1, best[0]), (w2, best[1])):
+            if cand is not None:
+                self._accept(b, cand, dt)
+
+    def _lost(self, b: _Ball) -> None:
+        b.lost_frames += 1
+        b.conf = 0.0
+        if not b.known or b.state in (BallState.OFF_TABLE, BallState.IN_HAND):
+            return
+        t = self.table
+        xy = self.geo.ball_at(np.array([b.pos]))[0]
+        vx, vy = b.vel
+        speed_mm = math.hypot(vx, vy) * self.mm_px
+        near_x = abs(xy[0]) > t.half_length - t.ball_radius - 40.0
+        near_y = abs(xy[1]) > t.half_width - t.ball_radius - 40.0
+        outside = abs(xy[0]) > t.half_length + 5.0 or abs(xy[1]) > t.half_width + 5.0
+        if outside or (b.state == BallState.MOVING and speed_mm > 300.0 and (near_x or near_y) and b.lost_frames >= 2):
+            b.state = BallState.OFF_TABLE
+            return
+        if b.lost_frames >= 3:
+            # gone from where it was: lifted by hand if the cloth shows there again, else occluded
+            if self._cloth_visible(b):
+                b.state = BallState.IN_HAND
+            else:
+                b.state = BallState.UNKNOWN
+
+    def _cloth_visible(self, b: _Ball) -> bool:
+        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        x, y = b.pos
+        x0, y0, w, h = self._window(x, y, b.radius + 2.0)
+        if w == 0 or h == 0:
+            return False
+        K.ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.refs[b.index], self.prm,
+                       self._masks, 0, self._w_cls, self._w_fg)
+        return float(self._w_fg[:h, :w].mean()) < 0.15
+
+    # ---- coarse search ------------------------------------------------------------------------------
+    def _coarse(self, lost: list[_Ball]) -> None:
+        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        self._frames_since_coarse = 0
+        self.coarse_runs += 1
+        K.coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, COARSE_STRIDE, self.c_y0, self.c_x0, self.c_gh, self.c_gw,
+                      self.c_region, self.ref_white, self.ref_cue, self.prm, self.c_fg, self.c_white, self.c_cue)
+        nc = K.label_grid(self.c_fg, self.c_white, self.c_cue, self.c_gh, self.c_gw, 0.5, self.c_labels,
+                          self.c_stack, self.c_stats, MAX_COMP)
+        s = COARSE_STRIDE
+        r_nom = self.table.ball_radius / self.mm_px
+        cell_area = math.pi * r_nom * r_nom / (s * s)
+        comps = []
+        for c in range(nc):
+            st = self.c_stats[c]
+            n = st[K.S_N]
+            if n < 0.3 * cell_area:
+                continue
+            cx = self.c_x0 + s * st[K.S_SX] / n
+            cy = self.c_y0 + s * st[K.S_SY] / n
+            if any(b.found and math.hypot(b.meas[0] - cx, b.meas[1] - cy) < 1.2 * b.radius for b in self.balls):
+                continue
+            comps.append((cx, cy, n, st[K.S_SW] / n, st[K.S_SC] / n, st.copy()))
+        # the cue ball first (colour decides), then whites (nearest to where they were)
+        for b in sorted(lost, key=lambda b: b.index):
+            best, best_cost = None, math.inf
+            for comp in comps:
+                cx, cy, n, white, cue = comp[:5]
+                score = cue if b.index == CUE else white
+                if score < 0.25:
+                    continue
+                if b.index != CUE and cue > white:
+                    continue
+                cost = -score
+                if b.known:
+                    cost += 0.002 * math.hypot(cx - b.pos[0], cy - b.pos[1])
+                elif b.index in WHITES:  # first sight: white1 is the one nearer spot 1, white2 nearer spot 3
+                    sx, sy = self.white_spot_px[b.index - 1]
+                    cost += 0.002 * math.hypot(cx - sx, cy - sy)
+                if cost < best_cost:
+                    best, best_cost = comp, cost
+            if best is None:
+                continue
+            cx, cy, n = best[:3]
+            st = best[5]
+            ext = 0.5 * s * max(st[K.S_X1] - st[K.S_X0], st[K.S_Y1] - st[K.S_Y0]) + s
+            was = b.state
+            if not b.known:
+                self._start_ball(b, cx, cy)
+            probe = _Ball(b.index)
+            probe.kx, probe.ky = _Kalman1D(cx), _Kalman1D(cy)
+            probe.radius = b.radius
+            probe.state = BallState.MOVING
+            probe.streak = b.streak
+            cands = self._search(probe, cx, cy, min(ext, 0.5 * MAX_WIN - 40.0))
+            cand = self._pick(probe, cands, ext)
+            if cand is None:
+                continue
+            comps.remove(best)
+            if not b.known or b.lost_frames > 0 or b.state in (BallState.OFF_TABLE, BallState.IN_HAND):
+                b.kx.reset(cand[0], 0.0, 1.0, 400.0)
+                b.ky.reset(cand[1], 0.0, 1.0, 400.0)
+                b.recent.clear()
+                b.placed = was in (BallState.OFF_TABLE, BallState.IN_HAND)
+                b.state = BallState.MOVING if not b.placed else BallState.AT_REST
+                if b.placed:
+                    b.anchor = np.array(cand[:2])
+                    b.anchor_n = 1
+            self._accept(b, cand, self._dt)
+
+    # ---- pins ---------------------------------------------------------------------------------------
+    def _track_pins(self) -> None:
+        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        n_ball_masks = self._n_masks
+        for b in self.balls:  # widen the ball masks a little: pins touching a ball keep their own pixels
+            pass
+        for p in self.pins:
+            k = p.index
+            if math.isnan(p.cx):
+                sx, sy = self.pin_spot_px[k]
+                p.cx, p.cy = float(sx), float(sy)
+                p.tight = False
+            # other pins' last blobs are masked with a small disk so a neighbour is never taken
+            self._n_masks = n_ball_masks
+            for o in self.pins:
+                if o is not p and not math.isnan(o.cx) and o.state in (PinState.STANDING, PinState.RAIL_STANDING):
+                    if math.hypot(o.cx - p.cx, o.cy - p.cy) < 2.5 * self.pin_len_px[k]:
+                        self._push_mask(o.cx, o.cy, 1.6 * self.pin_stand_r_px[o.index])
+            half = 2.2 * self.pin_stand_r_px[k] + 3.0 if p.tight else self.pin_len_px[k] + 10.0
+            x0, y0, w, h = self._window(p.cx, p.cy, half)
+            if w < 3 or h < 3:
+                self._pin_missing(p)
+                continue
+            K.pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._masks, self._n_masks,
+                          self._w_fg, self._w_band, self._w_u, self._w_v)
+            search = 0.6 * self.pin_stand_r_px[k] + 2.0 if p.tight else self.pin_len_px[k]
+            npix = K.blob_at(self._w_fg, self._w_band, self._w_u, self._w_v, h, w, p.cx - x0, p.cy - y0, search, 0.35,
+                             self._labels, self._stack, self._blob)
+            if npix == 0 or self._blob[K.B_SUMW] < 0.3 * math.pi * self.pin_stand_r_px[k] ** 2:
+                self._pin_missing(p)
+                continue
+            self._pin_measure(p, self._blob, x0, y0, tight_window=(w, h))
+        self._n_masks = n_ball_masks
+
+    def _pin_missing(self, p: _Pin) -> None:
+        p.missing += 1
+        p.stable = 0
+        p.tight = False
+        if p.missing >= 3:
+            p.state = PinState.ABSENT
+            p.conf = min(1.0, 0.3 + 0.1 * p.missing)
+            p.xy[:] = np.nan
+            p.angle = math.nan
+        else:
+            p.state = PinState.MOVING if p.state not in (PinState.UNKNOWN, PinState.ABSENT) else p.state
+            p.conf = 0.3
+
+    def _pin_measure(self, p: _Pin, blob: np.ndarray, x0: int, y0: int, tight_window) -> None:
+        k = p.index
+        t = self.table
+        cx, cy = blob[K.B_CX] + x0, blob[K.B_CY] + y0
+        sxx, sxy, syy = blob[K.B_SXX], blob[K.B_SXY], blob[K.B_SYY]
+        tr, det = sxx + syy, sxx * syy - sxy * sxy
+        disc = math.sqrt(max(0.25 * tr * tr - det, 0.0))
+        lam1, lam2 = 0.5 * tr + disc, max(0.5 * tr - disc, 1e-6)
+        length_mm = math.sqrt(12.0 * lam1) * self.mm_px
+        area = blob[K.B_SUMW]
+        # touching the window edge in the tight window means it grew: look wider next frame
+        w, h = tight_window
+        at_edge = blob[K.B_X0] <= 0 or blob[K.B_Y0] <= 0 or blob[K.B_X1] >= w - 1 or blob[K.B_Y1] >= h - 1
+        changed = (math.hypot(cx - p.cx, cy - p.cy) > 0.6 or abs(area - p.area) > 0.2 * max(p.area, 1.0)
+                   or abs(length_mm - p.length_mm) > 3.0 or (p.tight and at_edge))
+        first = p.state in (PinState.UNKNOWN, PinState.ABSENT) and p.missing == 0 and p.area == 0.0
+        p.cx, p.cy, p.area, p.length_mm = cx, cy, area, length_mm
+        p.missing = 0
+        p.stable = 0 if (changed and not first) else p.stable + 1
+        standing_len = 2.0 * t.pin_top_radius(PIN_IDS[k]) * 1.6
+        lying_len = 0.62 * self.pin_h[k]
+        plane_z = 0.0
+        xy0 = self.geo.plane_at(np.array([[cx, cy]]), 0.0)[0]
+        on_rail = abs(xy0[0]) > t.half_length + 0.5 * t.cushion_width or abs(xy0[1]) > t.half_width + 0.5 * t.cushion_width
+        if on_rail:
+            plane_z = t.rail_height
+        if p.stable < 2:
+            state = PinState.MOVING
+            conf = 0.6
+        elif length_mm <= standing_len:
+            state = PinState.RAIL_STANDING if on_rail else PinState.STANDING
+            conf = 0.6 + 0.4 * min(1.0, p.stable / 5.0)
+        elif length_mm >= lying_len:
+            state = PinState.RAIL_DOWN if on_rail else PinState.DOWN
+            conf = 0.6 + 0.4 * min(1.0, p.stable / 5.0)
+        else:
+            # tilted and still: held up by something
+            state = PinState.LEANING if self._near_object(p) else PinState.DOWN
+            conf = 0.5 + 0.3 * min(1.0, p.stable / 5.0)
+        if state in (PinState.STANDING, PinState.RAIL_STANDING):
+            xy = self.geo.plane_at(np.array([[cx, cy]]), plane_z + self.pin_zeff[k])[0]
+            p.angle = math.nan
+        else:
+            rmax = t.pin_top_radius(PIN_IDS[k])
+            xy = self.geo.plane_at(np.array([[cx, cy]]), plane_z + rmax)[0]
+            p.angle = self._pin_direction(blob, x0, y0, cx, cy, lam1, sxx, sxy, syy, plane_z + rmax, xy)
+        p.xy[:] = xy
+        p.state = state
+        p.conf = conf
+        p.tight = state in (PinState.STANDING, PinState.RAIL_STANDING) and p.stable >= 2
+
+    def _pin_direction(self, blob, x0, y0, cx, cy, lam1, sxx, sxy, syy, z, xy) -> float:
+        """Base -> head direction of a lying pin (table frame): along the blob's axis, towards the band."""
+        ax = math.atan2(2.0 * sxy, sxx - syy) * 0.5  # principal axis angle in the image
+        ux, uy = math.cos(ax), math.sin(ax)
+        if blob[K.B_BAND] > 1.0:
+            bx, by = blob[K.B_BX] + x0, blob[K.B_BY] + y0
+            if (bx - cx) * ux + (by - cy) * uy < 0:
+                ux, uy = -ux, -uy
+        tip = self.geo.plane_at(np.array([[cx + 5.0 * ux, cy + 5.0 * uy]]), z)[0]
+        return math.atan2(tip[1] - xy[1], tip[0] - xy[0])
+
+    def _near_object(self, p: _Pin) -> bool:
+        reach = 0.8 * self.pin_len_px[p.index]
+        for b in self.balls:
+            if b.found and math.hypot(b.meas[0] - p.cx, b.meas[1] - p.cy) < b.radius + reach:
+                return True
+        for o in self.pins:
+            if o is not p and not math.isnan(o.cx) and math.hypot(o.cx - p.cx, o.cy - p.cy) < reach:
+                return True
+        return False
+
+    # ---- output -------------------------------------------------------------------------------------
+    def _observations(self, frame: Frame) -> Observations:
+        ball_xy = np.full((N_BALLS, 2), np.nan)
+        ball_vel = np.full((N_BALLS, 2), np.nan)
+        ball_conf = np.zeros(N_BALLS)
+        ball_state = np.zeros(N_BALLS, np.int8)
+        px = np.zeros((N_BALLS, 2))
+        for b in self.balls:
+            ball_state[b.index] = int(b.state)
+            if b.found:
+                px[b.index] = b.anchor if b.state == BallState.AT_REST else b.meas
+                ball_conf[b.index] = b.conf
+        found = [b.index for b in self.balls if b.found]
+        if found:
+            mm = self.geo.ball_at(px[found])
+            ball_xy[found] = mm[:, :2]
+            for i, b in zip(found, (self.balls[i] for i in found)):
+                if b.state == BallState.AT_REST:
+                    ball_vel[i] = 0.0
+                else:
+                    x, y = b.meas
+                    vx, vy = b.vel
+                    ahead = self.geo.ball_at(np.array([[x + vx * 0.01, y + vy * 0.01]]))[0]
+                    ball_vel[i] = (ahead[:2] - mm[found.index(i), :2]) / 0.01
+        pin_xy = np.array([p.xy for p in self.pins])
+        pin_angle = np.array([p.angle for p in self.pins])
+        pin_state = np.array([int(p.state) for p in self.pins], np.int8)
+        pin_conf = np.array([p.conf for p in self.pins])
+        moving = bool(np.any(ball_state == BallState.MOVING) or np.any(pin_state == PinState.MOVING))
+        self._still_frames = 0 if moving else self._still_frames + 1
+        self.table_moving = moving or (self.table_moving and self._still_frames < 3)
+        placed = [BALL_IDS[b.index] for b in self.balls if b.placed and b.found]
+        for b in self.balls:
+            b.placed = False
+        extra = {"ball_vel": ball_vel, "ball_px": np.where(np.isnan(ball_xy), np.nan, px),
+                 "table_moving": self.table_moving}
+        if placed:
+            extra["placed"] = placed
+        self._rows.append((frame.t, frame.index, ball_xy, ball_state, ball_conf, ball_vel,
+                           pin_xy, pin_angle, pin_state, pin_conf, self.table_moving))
+        return Observations(frame.index, frame.t, ball_xy.copy(), ball_conf, ball_state.copy(), pin_xy, pin_angle,
+                            pin_state, pin_conf, extra)
+
+    def tracks(self, start_row: int = 0) -> Tracks:
+        """Tracks of every object over the rows from ``start_row`` (one row per processed frame)."""
+        rows = self._rows[start_row:]
+        n = len(rows)
+        t = np.array([r[0] for r in rows], np.float64)
+        idx = np.array([r[1] for r in rows], np.int64)
+
+        def stack(k, shape, dtype=np.float64):
+            return np.array([r[k] for r in rows], dtype).reshape((n,) + shape)
+
+        bxy, bst, bcf, bvel = stack(2, (N_BALLS, 2)), stack(3, (N_BALLS,), np.int8), stack(4, (N_BALLS,)), stack(5, (N_BALLS, 2))
+        pxy, pang, pst, pcf = stack(6, (N_PINS, 2)), stack(7, (N_PINS,)), stack(8, (N_PINS,), np.int8), stack(9, (N_PINS,))
+        moving = np.array([r[10] for r in rows], bool)
+        balls = {b: Track(b, t, idx, bxy[:, i], np.nan_to_num(bvel[:, i], nan=0.0), bst[:, i], bcf[:, i])
+                 for i, b in enumerate(BALL_IDS)}
+        pvel = np.zeros((n, 2))
+        pins = {p: Track(p, t, idx, pxy[:, i], pvel, pst[:, i], pcf[:, i], angle=pang[:, i]) for i, p in enumerate(PIN_IDS)}
+        lo = idx[0] if n else 0
+        dropped = np.array(sorted(d for d in set(self._dropped) if d >= lo), np.int64)
+        return Tracks(t, idx, balls, pins, moving, dropped=dropped, fps=self.fps, exposure_s=self.exposure_s,
+                      position_noise_mm=0.3)
+
+
+def _robust_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """y ~ a x + b fitted by least squares, refitted on the inliers (objects in the frame are outliers)."""
+    keep = np.ones(len(x), bool)
+    a, b = 1.0, 0.0
+    for _ in range(4):
+        if keep.sum() < 10:
+            break
+        A = np.column_stack([x[keep], np.ones(keep.sum())])
+        (a, b), *_ = np.linalg.lstsq(A, y[keep], rcond=None)
+        res = np.abs(y - (a * x + b))
+        keep = res < max(3.0 * np.median(res[keep]) * 1.4826, 2.0)
+    return float(a), float(b)
+
+
+def _passes_through(pa: np.ndarray, pb: np.ndarray, qa: np.ndarray, qb: np.ndarray, min_dist: float) -> float:
+    """1 when balls moving pa->qa and pb->qb (straight, same timing) come closer than min_dist, else 0."""
+    d0 = pa - pb
+    d1 = qa - qb
+    dd = d1 - d0
+    den = float(dd @ dd)
+    s = 0.0 if den < 1e-12 else min(1.0, max(0.0, -float(d0 @ dd) / den))
+    closest = d0 + s * dd
+    return 1.0 if math.hypot(*closest) < min_dist else 0.0
+
+
+def track_frames(frames: Iterable[Frame], profile: CalibrationProfile, fps: float, exposure_s: float | None = None,
+                 progress: Callable[[int], None] | None = None) -> Tracks:
+    """Run a :class:`Tracker` over frames and return the tracks (missing frame indices become ``dropped``)."""
+    tr = Tracker(profile, fps, exposure_s)
+    prev = None
+    for i, frame in enumerate(frames):
+        if prev is not None and frame.index > prev + 1:
+            for d in range(prev + 1, frame.index):
+                tr.mark_dropped(d)
+        tr.update(frame)
+        prev = frame.index
+        if progress is not None:
+            progress(i)
+    if tr.n_rows == 0:
+        raise SourceError("no frames to track")
+    return tr.tracks()
