@@ -1,0 +1,405 @@
+"""Find the playing area in one frame: the cloth region, then the four cushion noses to sub-pixel.
+
+Two stages:
+
+1. **Coarse** (on a ~480 px wide copy): the cloth is the large region of one
+   chromaticity around the image centre. Chromaticity (r, g of normalised RGB) does
+   not change with the lamps' intensity, so uneven light and dark corners do not cut
+   the region; a brightness floor keeps a grey cloth apart from a dark floor. The
+   region (cloth + cushion tops, same fabric) is closed, its holes (balls, pins,
+   marks) filled, and its convex hull gives four side lines: clutter at the edge (a
+   player, a cue) and balls on the cushions only dent the region, and the hull
+   ignores dents.
+2. **Fine** (full resolution): along each side, hundreds of profiles across the
+   cushion, from the rail inwards. The cushion top is a band of fairly even shade;
+   the nose is the first strong step away from it going inwards (to the dark face
+   or shadow below the nose, or straight to the cloth). Each profile gives one edge
+   point from the gradient peak (parabolic sub-pixel fit); outliers (a ball against
+   the cushion, a hand) are rejected by a robust curve fit per side. Lens
+   distortion bends the lines, so the per-side model is a quadratic, and the exact
+   model is the camera fit of :mod:`vision_ref.calibrate.pose`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from vision_ref.errors import CalibrationError
+from vision_ref.rules.table import DEFAULT_TABLE, TableSpec
+
+SIDES = ("head", "foot", "left", "right")  # cushion ids (table frame), see TableSpec.cushion_line
+
+
+@dataclass
+class CoarseTable:
+    """The cloth region found on the small copy, mapped back to full-resolution pixels."""
+
+    mask: np.ndarray  # bool, full resolution: cloth + cushion tops
+    quad: np.ndarray  # (4,2) float: region corners, order around the region
+    lines: list[tuple[np.ndarray, np.ndarray]]  # per quad side: (point, unit direction)
+    cloth_lab: np.ndarray  # Lab (OpenCV 8-bit) median of the central cloth
+    brightness: float  # median grey of the central cloth
+
+
+@dataclass
+class CushionEdges:
+    """Sub-pixel nose points per image side (0..3 in quad order) and their fit quality."""
+
+    points: list[np.ndarray]  # per side (N,2) inlier edge points, full-res distorted pixels
+    rejected: list[int]  # per side: profiles with no edge or rejected as outliers
+    scanned: list[int]
+    residual_px: list[float]  # per side: RMS of inliers about the side's quadratic
+    contrast: list[float]  # per side: median edge step (grey levels)
+    outer: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+
+
+# ---- stage 1: the cloth region ---------------------------------------------------------------------
+_LINEAR_LUT = (((np.arange(256) / 255.0) ** 2.2) * 255.0 + 0.5).astype(np.float32)
+
+
+def _chromaticity(img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Chromaticity of linearised RGB (invariant to light intensity) and the linear brightness."""
+    f = _LINEAR_LUT[img] + 0.5
+    s = f.sum(axis=2)
+    return f / s[:, :, None], s / 3.0
+
+
+def find_cloth_region(frame_bgr: np.ndarray, work_width: int = 480) -> CoarseTable:
+    """The cloth-coloured region round the image centre; raises CalibrationError saying why not."""
+    if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
+        raise CalibrationError("expected a colour frame (H, W, 3)")
+    H, W = frame_bgr.shape[:2]
+    grey_full = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY)
+    mean_grey = float(grey_full.mean())
+    if mean_grey < 18:
+        raise CalibrationError(
+            f"the frame is too dark to find the table (mean grey {mean_grey:.0f}/255): switch the table lights on "
+            "or lengthen the exposure"
+        )
+    if float((grey_full >= 250).mean()) > 0.4:
+        raise CalibrationError(
+            f"the frame is overexposed ({100 * float((grey_full >= 250).mean()):.0f}% of pixels saturated): "
+            "shorten the exposure or lower the gain"
+        )
+    scale = min(1.0, work_width / float(W))
+    small = cv2.resize(frame_bgr, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale < 1 else frame_bgr
+    small = cv2.GaussianBlur(small, (0, 0), 1.2)
+    h, w = small.shape[:2]
+    chrom, val = _chromaticity(small)
+    y0, y1, x0, x1 = int(h * 0.35), int(h * 0.65), int(w * 0.35), int(w * 0.65)
+    ref_c = np.median(chrom[y0:y1, x0:x1].reshape(-1, 3), axis=0)
+    ref_v = float(np.median(val[y0:y1, x0:x1]))
+    dist = np.linalg.norm(chrom - ref_c, axis=2)
+    centre = dist[y0:y1, x0:x1]
+    spread = float(np.median(np.abs(centre - np.median(centre)))) * 1.4826
+    thr = max(0.045, 6.0 * spread + float(np.median(centre)))
+    mask = ((dist < thr) & (val > 0.15 * ref_v)).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=4)
+    if n <= 1:
+        raise CalibrationError(
+            "no table found: nothing of one cloth colour around the image centre (point the camera at the "
+            "table so that the cloth fills the middle of the frame)"
+        )
+    counts = np.bincount(labels[y0:y1, x0:x1].ravel(), minlength=n)
+    counts[0] = 0
+    best = int(np.argmax(counts))
+    if counts[best] < 0.5 * (y1 - y0) * (x1 - x0):
+        raise CalibrationError(
+            "no table found: the middle of the frame is not one even cloth colour (is the table in the centre "
+            "of the view? is something covering it?)"
+        )
+    region = (labels == best).astype(np.uint8)
+    area_frac = float(region.mean())
+    if area_frac < 0.12:
+        raise CalibrationError(
+            f"no table found: the cloth-coloured region covers only {100 * area_frac:.0f}% of the frame "
+            "(lower the camera or zoom in so that the table fills most of the view)"
+        )
+    contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    contour = max(contours, key=cv2.contourArea)
+    hull = cv2.convexHull(contour)
+    filled = np.zeros_like(region)
+    cv2.drawContours(filled, [contour], -1, 1, -1)
+    touches = _touches_border(hull.reshape(-1, 2), w, h)
+    quad = _quad_from_hull(contour.reshape(-1, 2).astype(np.float64), hull.reshape(-1, 2).astype(np.float64))
+    if quad is None:
+        raise CalibrationError("no table found: the cloth region is not four-sided (is the whole table in view?)")
+    if touches >= 1:
+        raise CalibrationError(
+            "the table is cut off by the frame edge: the cloth runs out of the picture, so a cushion is not in "
+            "view; raise or centre the camera (or widen the lens) so that all four cushions and some rail show"
+        )
+    quad_full = quad / scale
+    mask_full = cv2.resize(filled, (W, H), interpolation=cv2.INTER_NEAREST).astype(bool)
+    lab_small = cv2.cvtColor(small, cv2.COLOR_BGR2LAB)
+    cloth_lab = np.median(lab_small[y0:y1, x0:x1].reshape(-1, 3), axis=0)
+    grey_small = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    lines = []
+    for i in range(4):
+        a, b = quad_full[i], quad_full[(i + 1) % 4]
+        d = (b - a) / np.linalg.norm(b - a)
+        lines.append((a, d))
+    return CoarseTable(mask_full, quad_full, lines, cloth_lab, float(np.median(grey_small[y0:y1, x0:x1])))
+
+
+def _touches_border(pts: np.ndarray, w: int, h: int) -> int:
+    m = 2
+    sides = [np.mean(pts[:, 0] <= m), np.mean(pts[:, 0] >= w - 1 - m), np.mean(pts[:, 1] <= m), np.mean(pts[:, 1] >= h - 1 - m)]
+    return sum(1 for s in sides if s > 0.15)
+
+
+def _fit_line(pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    c = pts.mean(axis=0)
+    _, _, vt = np.linalg.svd(pts - c)
+    return c, vt[0]
+
+
+def _intersect(l1, l2) -> np.ndarray | None:
+    (p, d), (q, e) = l1, l2
+    A = np.array([d, -e]).T
+    if abs(np.linalg.det(A)) < 1e-9:
+        return None
+    s = np.linalg.solve(A, q - p)
+    return p + s[0] * d
+
+
+def _quad_from_hull(contour: np.ndarray, hull: np.ndarray) -> np.ndarray | None:
+    """Four side lines from the region outline: hull edges grouped by direction, lines fitted robustly.
+
+    Pool tables' pockets and balls on the cushions cut the region; the longest hull
+    edges of each of four direction groups are the straight cushion stretches.
+    """
+    n = len(hull)
+    if n < 4:
+        return None
+    centre = hull.mean(axis=0)
+    # principal axis of the region: the long side of the table
+    rect = cv2.minAreaRect(hull.astype(np.float32))
+    ang = math.radians(rect[2])
+    axes = [np.array([math.cos(ang), math.sin(ang)]), np.array([-math.sin(ang), math.cos(ang)])]
+    normals = [axes[0], -axes[0], axes[1], -axes[1]]
+    groups: list[list[tuple[float, np.ndarray, np.ndarray]]] = [[], [], [], []]
+    for i in range(n):
+        a, b = hull[i], hull[(i + 1) % n]
+        seg = b - a
+        L = float(np.linalg.norm(seg))
+        if L < 1e-6:
+            continue
+        nrm = np.array([seg[1], -seg[0]]) / L
+        if np.dot(nrm, (a + b) / 2 - centre) < 0:
+            nrm = -nrm
+        k = int(np.argmax([np.dot(nrm, m) for m in normals]))
+        if np.dot(nrm, normals[k]) < math.cos(math.radians(35)):
+            continue  # a corner cut (pocket), not a side
+        groups[k].append((L, a, b))
+    lines = []
+    for k in range(4):
+        if not groups[k]:
+            return None
+        total = sum(g[0] for g in groups[k])
+        # contour points near the group's long hull edges: the straight stretches of that side
+        pts = []
+        for L, a, b in groups[k]:
+            if L < 0.15 * total:
+                continue
+            d = (b - a) / L
+            rel = contour - a
+            along = rel @ d
+            off = np.abs(rel @ np.array([-d[1], d[0]]))
+            sel = (along > 0.05 * L) & (along < 0.95 * L) & (off < 2.5)
+            pts.append(contour[sel])
+        pts = np.vstack(pts) if pts else np.zeros((0, 2))
+        if len(pts) < 10:
+            L, a, b = max(groups[k], key=lambda g: g[0])
+            pts = np.vstack([a, b])
+        lines.append(_fit_line(pts))
+    # order sides around the region: +axis0, +axis1, -axis0, -axis1
+    order = [0, 2, 1, 3]
+    ls = [lines[i] for i in order]
+    quad = []
+    for i in range(4):
+        p = _intersect(ls[i - 1], ls[i])
+        if p is None:
+            return None
+        quad.append(p)
+    return np.array(quad)
+
+
+# ---- stage 2: sub-pixel cushion noses ----------------------------------------------------------------
+def _profiles(grey: np.ndarray, origins: np.ndarray, normal: np.ndarray, tangent: np.ndarray,
+              start: float, stop: float, step: float = 0.25, width: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Grey profiles (N, S) along ``normal`` from each origin, averaged over ``width`` parallel lines."""
+    s = np.arange(start, stop, step, dtype=np.float64)
+    offs = np.arange(width, dtype=np.float64) - (width - 1) / 2.0
+    xs = origins[:, None, None, 0] + s[None, None, :] * normal[0] + offs[None, :, None] * tangent[0]
+    ys = origins[:, None, None, 1] + s[None, None, :] * normal[1] + offs[None, :, None] * tangent[1]
+    n, m, k = xs.shape
+    vals = cv2.remap(grey, xs.reshape(n * m, k).astype(np.float32), ys.reshape(n * m, k).astype(np.float32),
+                     cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return s, vals.reshape(n, m, k).mean(axis=1)
+
+
+def _gauss_smooth_rows(p: np.ndarray, sigma: float) -> np.ndarray:
+    r = int(math.ceil(3 * sigma))
+    x = np.arange(-r, r + 1)
+    k = np.exp(-0.5 * (x / sigma) ** 2)
+    k /= k.sum()
+    padded = np.pad(p, ((0, 0), (r, r)), mode="edge")
+    out = np.zeros_like(p)
+    for i, kv in enumerate(k):
+        out += kv * padded[:, i:i + p.shape[1]]
+    return out
+
+
+def nose_edge_in_profile(s: np.ndarray, prof: np.ndarray, cushion_px: float, noise: float) -> tuple[float, float] | None:
+    """(position along the profile, step) of the nose in one smoothed outward profile, or None.
+
+    The profile runs outwards from the cloth. Going out, the first departure from
+    the cloth's shade is either a dark band (the nose's face and the shadow under
+    it) or directly the cushion top. The nose is where the cushion top begins: the
+    rising edge at the end of the dark band, or that first edge itself.
+    """
+    step = s[1] - s[0]
+    g = np.gradient(prof, step)
+    i0 = int(np.searchsorted(s, -2.9 * cushion_px))
+    i1 = int(np.searchsorted(s, -2.3 * cushion_px))
+    if i1 - i0 < 3:
+        return None
+    cloth = float(np.median(prof[i0:i1]))
+    cloth_sd = float(np.median(np.abs(prof[i0:i1] - cloth))) * 1.4826
+    thr = max(4.0 * noise, 3.0 * cloth_sd, 4.0)
+    dev = prof[i1:] - cloth
+    far = np.nonzero(np.abs(dev) > thr)[0]
+    if len(far) == 0:
+        return None
+    j = i1 + int(far[0])
+    back = max(i1, j - int(0.3 * cushion_px / step))
+    if prof[j] > cloth:
+        # straight from the cloth to a brighter cushion top: the edge is this step
+        lo, hi, sign = back, min(len(s) - 2, j + int(0.3 * cushion_px / step)), 1.0
+    else:
+        # a dark band: the nose is the first clear rise after the drop into it
+        end = min(len(s) - 2, j + int(1.6 * cushion_px / step))
+        drop = float(-g[back:j + int(0.3 * cushion_px / step) + 1].min())
+        g_thr = max(0.25 * drop, 1.5 * noise)
+        start = j + 1
+        while start < end and g[start] < 0:
+            start += 1  # still going down
+        peaks = [k for k in range(start, end) if g[k] > g_thr and g[k] >= g[k - 1] and g[k] >= g[k + 1]]
+        if not peaks:
+            return None
+        kp = peaks[0]
+        lo, hi, sign = max(start, kp - 2), min(len(s) - 2, kp + 2), 1.0
+    seg = sign * g[lo:hi + 1]
+    if len(seg) < 3:
+        return None
+    k = lo + int(np.argmax(seg))
+    if k <= 0 or k >= len(s) - 1 or seg.max() <= 0:
+        return None
+    a, b, c = g[k - 1], g[k], g[k + 1]
+    den = a - 2 * b + c
+    off = 0.5 * (a - c) / den if den < 0 else 0.0
+    off = max(-1.0, min(1.0, off))
+    return float(s[k] + off * step), float(prof[min(k + int(2 / step), len(s) - 1)] - prof[max(k - int(2 / step), 0)])
+
+
+def _robust_quadratic(t: np.ndarray, e: np.ndarray, tol: float, iters: int = 6) -> tuple[np.ndarray, np.ndarray]:
+    """Fit e ~ quadratic(t) robustly (median start, then trimmed refits); returns (coef, inlier mask)."""
+    keep = np.ones(len(t), bool)
+    # start from a straight line through the medians of the halves (robust to a run of outliers)
+    tn = (t - t.mean()) / max(t.std(), 1e-9)
+    for it in range(iters):
+        deg = 1 if it < 2 else 2
+        if keep.sum() < deg + 3:
+            break
+        coef = np.polyfit(tn[keep], e[keep], deg)
+        r = e - np.polyval(coef, tn)
+        sig = max(1.4826 * float(np.median(np.abs(r[keep]))), 0.05)
+        new = np.abs(r) < max(tol if it >= 2 else 4 * tol, 3.0 * sig)
+        if it >= 2 and np.array_equal(new, keep):
+            break
+        keep = new
+    coef = np.polyfit(tn[keep], e[keep], 2) if keep.sum() >= 5 else np.zeros(3)
+    return coef, keep
+
+
+def find_cushion_edges(frame_bgr: np.ndarray, coarse: CoarseTable, table: TableSpec = DEFAULT_TABLE,
+                       spacing_px: float = 3.0, noise: float | None = None) -> CushionEdges:
+    """Nose points along each of the four sides of ``coarse.quad``."""
+    grey = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    if noise is None:
+        # noise from a flat patch of the cloth centre (MAD of a Laplacian-like difference)
+        H, W = grey.shape
+        patch = grey[int(H * 0.4):int(H * 0.6), int(W * 0.4):int(W * 0.6)]
+        diff = patch[:, 1:] - patch[:, :-1]
+        noise = max(0.5, 1.4826 * float(np.median(np.abs(diff - np.median(diff)))) / math.sqrt(2))
+    quad = coarse.quad
+    centre = quad.mean(axis=0)
+    sides_len = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
+    long_px = 0.5 * (max(sides_len[0], sides_len[2]) + max(sides_len[1], sides_len[3]))
+    span_mm = table.length + 2 * table.cushion_width if sides_len[0] + sides_len[2] > sides_len[1] + sides_len[3] else table.width + 2 * table.cushion_width
+    # mm -> px along the table, from the longer pair of sides
+    long_pair = max(sides_len[0] + sides_len[2], sides_len[1] + sides_len[3]) / 2.0
+    px_per_mm = long_pair / (table.length + 2 * table.cushion_width)
+    del long_px, span_mm
+    cushion_px = table.cushion_width * px_per_mm
+    out = CushionEdges([], [], [], [], [], [])
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        L = float(np.linalg.norm(b - a))
+        d = (b - a) / L
+        nrm = np.array([-d[1], d[0]])
+        if np.dot(nrm, centre - (a + b) / 2) > 0:
+            nrm = -nrm  # outwards
+        # keep away from the corners (pockets, the cushion's turn)
+        ts = np.arange(0.06 * L + 2 * cushion_px, 0.94 * L - 2 * cushion_px, spacing_px)
+        origins = a[None, :] + ts[:, None] * d[None, :]
+        s, prof = _profiles(grey, origins, nrm, d, -3.0 * cushion_px, 2.2 * cushion_px)
+        prof = _gauss_smooth_rows(prof, sigma=0.7 / (s[1] - s[0]))
+        pts, ok_t, steps = [], [], []
+        for k in range(len(ts)):
+            r = nose_edge_in_profile(s, prof[k], cushion_px, noise)
+            if r is None:
+                continue
+            pts.append(origins[k] + r[0] * nrm)
+            ok_t.append(ts[k])
+            steps.append(abs(r[1]))
+        scanned = len(ts)
+        if len(pts) < 12:
+            raise CalibrationError(
+                f"cushion {i + 1} of 4: the nose edge was found in only {len(pts)} of {scanned} places "
+                "(is the cushion in view and lit? is something lying along it?)"
+            )
+        pts_a = np.array(pts)
+        t_a = np.array(ok_t)
+        e_a = (pts_a - a) @ nrm
+        coef, keep = _robust_quadratic(t_a, e_a, tol=0.8)
+        if keep.sum() < 10:
+            raise CalibrationError(f"cushion {i + 1} of 4: no consistent nose line (too many profiles disagree)")
+        r = e_a - np.polyval(coef, (t_a - t_a.mean()) / max(t_a.std(), 1e-9))
+        out.points.append(pts_a[keep])
+        out.rejected.append(int(scanned - keep.sum()))
+        out.scanned.append(int(scanned))
+        out.residual_px.append(float(np.sqrt(np.mean(r[keep] ** 2))))
+        out.contrast.append(float(np.median(np.array(steps)[keep])))
+        out.outer.append((a, d))
+    return out
+
+
+def fit_side_curves(edges: CushionEdges) -> list[np.ndarray]:
+    """Per side, dense points of its robust quadratic (for drawing and line-error measurement)."""
+    curves = []
+    for pts in edges.points:
+        c, d = _fit_line(pts)
+        t = (pts - c) @ d
+        nrm = np.array([-d[1], d[0]])
+        e = (pts - c) @ nrm
+        coef = np.polyfit(t, e, 2)
+        tt = np.linspace(t.min(), t.max(), 60)
+        curves.append(c + tt[:, None] * d + np.polyval(coef, tt)[:, None] * nrm)
+    return curves
