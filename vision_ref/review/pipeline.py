@@ -140,7 +140,10 @@ class _Staging:
         self.out = out
         self.dir = out / f".staging-{os.getpid()}"
         shutil.rmtree(self.dir, ignore_errors=True)
-        self.dir.mkdir()
+        try:
+            self.dir.mkdir()
+        except OSError as exc:
+            raise OutputError(f"cannot write into output directory {out}: {exc.strerror or exc}") from None
 
     def path(self, name: str) -> Path:
         return self.dir / name
@@ -282,6 +285,23 @@ def _write_core(stage: _Staging, match, outcomes: list[ShotOutcome], tracks, tab
     return names
 
 
+def write_outputs(out: Path, match, outcomes: list[ShotOutcome], tracks, table, *, source: str = "",
+                  notes: list[str] | None = None) -> list[Path]:
+    """Write match.json, decisions.json, shot_NNN.png and report.html into ``out``.
+
+    All are made in a staging directory first and renamed into place only when every
+    one is complete: on any failure the previous files in ``out`` are untouched.
+    Returns the paths written."""
+    stage = _Staging(out)
+    try:
+        names = _write_core(stage, match, outcomes, tracks, table, source=source, notes=list(notes or []))
+        committed = stage.commit(names)
+    finally:
+        stage.cleanup()
+    _remove_stale_diagrams(out, {n for n in names if n.startswith("shot_")})
+    return committed
+
+
 def _remove_stale_diagrams(out: Path, keep: set[str]) -> None:
     for p in out.glob("shot_*.png"):
         if re.fullmatch(r"shot_\d{3,}\.png", p.name) and p.name not in keep:
@@ -313,27 +333,31 @@ def review_video(
     Raises VideoError / CalibrationError / ContractError / OutputError with one clear message.
     """
     from vision_ref.rules import Match
-    from vision_ref.sources.base import DropDetector
-    from vision_ref.track.tracker import Tracker
     from vision_ref.video import VideoReader
 
     timings: dict[str, float] = {}
     t_all = time.perf_counter()
     players = list(players)
-    match = Match(players, first=first or players[0], target=target, modes=modes)  # bad options fail here, first
+    # Every input is checked before anything is computed or created: the options,
+    # the video, the profile, then the output directory.
+    match = Match(players, first=first or players[0], target=target, modes=modes)
     reader = VideoReader(path, mode="bgr", strict=False)
+    profile = _load_profile(calibration) if calibration is not None else None
+    if profile is not None:
+        profile.check_frame_size(reader.width, reader.height)
     out = _prepare_out_dir(out_dir)
     notes: list[str] = []
 
+    from vision_ref.sources.base import DropDetector
+    from vision_ref.track.tracker import Tracker
+
     t0 = time.perf_counter()
-    if calibration is None:
+    if profile is None:
         from vision_ref.calibrate.auto import calibrate_from_video
 
         profile, first_still = calibrate_from_video(path)
+        profile.check_frame_size(reader.width, reader.height)
         notes.append(f"calibrated from the video's still frames (from frame {first_still})")
-    else:
-        profile = _load_profile(calibration)
-    profile.check_frame_size(reader.width, reader.height)
     timings["calibrate_s"] = time.perf_counter() - t0
     table = profile.table
 
@@ -387,19 +411,17 @@ def review_video(
 
     # ---- outputs --------------------------------------------------------------------
     t0 = time.perf_counter()
-    stage = _Staging(out)
-    try:
-        names = _write_core(stage, match, outcomes, tracks, table, source=str(path), notes=notes)
-        committed = stage.commit(names)
-        _remove_stale_diagrams(out, {n for n in names if n.startswith("shot_")})
-        timings["write_s"] = time.perf_counter() - t0
-        annotated_path = None
-        if annotated:
-            t0 = time.perf_counter()
+    committed = write_outputs(out, match, outcomes, tracks, table, source=str(path), notes=notes)
+    timings["write_s"] = time.perf_counter() - t0
+    annotated_path = None
+    if annotated:
+        t0 = time.perf_counter()
+        stage = _Staging(out)
+        try:
             annotated_path = _write_annotated(path, stage, match, outcomes, tracks, profile, sensor_index, progress)
-            timings["annotate_s"] = time.perf_counter() - t0
-    finally:
-        stage.cleanup()
+        finally:
+            stage.cleanup()
+        timings["annotate_s"] = time.perf_counter() - t0
     timings["total_s"] = time.perf_counter() - t_all
 
     ts = tracks.t

@@ -1,0 +1,154 @@
+"""review_video's input checks and its all-or-nothing outputs (no tracker needed)."""
+
+import json
+import types
+
+import numpy as np
+import pytest
+
+from vision_ref.calibrate.profile import CalibrationProfile
+from vision_ref.camera import CameraModel
+from vision_ref.cli import main
+from vision_ref.review import pipeline
+from vision_ref.review.pipeline import Progress, ShotOutcome, write_outputs
+from vision_ref.rules import Match
+from vision_ref.rules.table import DEFAULT_TABLE
+from vision_ref.video import VideoWriter
+
+
+@pytest.fixture(scope="module")
+def tiny_video(tmp_path_factory):
+    path = tmp_path_factory.mktemp("vid") / "tiny.mp4"
+    with VideoWriter(path, 64, 48, 30.0, timestamps=False) as vw:
+        for i in range(10):
+            vw.write(np.full((48, 64, 3), 20 * i, np.uint8))
+    return path
+
+
+def _run(capsys, *argv):
+    rc = main(list(argv))
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_missing_video_is_one_error_and_creates_nothing(tmp_path, capsys):
+    out = tmp_path / "out"
+    rc, _, err = _run(capsys, "review", str(tmp_path / "nope.mp4"), "--out", str(out), "--quiet")
+    assert rc == 4 and err.startswith("error: ") and "no such file" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_text_file_is_not_a_video(tmp_path, capsys):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("this is not a video\n" * 20)
+    rc, _, err = _run(capsys, "review", str(bad), "--out", str(tmp_path / "o"), "--quiet")
+    assert rc == 4 and "not a video" in err
+    fake = tmp_path / "notes.mp4"  # named like a video: the mp4 reader says it cannot be read
+    fake.write_text("this is not a video\n" * 20)
+    rc, _, err = _run(capsys, "review", str(fake), "--out", str(tmp_path / "o"), "--quiet")
+    assert rc == 4 and "unreadable mp4" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_or_mismatched_calibration(tmp_path, capsys, tiny_video):
+    rc, _, err = _run(capsys, "review", str(tiny_video), "--out", str(tmp_path / "o"),
+                      "--calibration", str(tmp_path / "none.json"), "--quiet")
+    assert rc == 3 and "does not exist" in err
+    prof = tmp_path / "p.json"
+    CalibrationProfile(camera=CameraModel.overhead(728, 544)).save(prof)
+    rc, _, err = _run(capsys, "review", str(tiny_video), "--out", str(tmp_path / "o"), "--calibration", str(prof),
+                      "--quiet")
+    assert rc == 3 and "728x544" in err and "64x48" in err
+    garbage = tmp_path / "g.json"
+    garbage.write_text("{not json")
+    rc, _, err = _run(capsys, "review", str(tiny_video), "--out", str(tmp_path / "o"), "--calibration", str(garbage),
+                      "--quiet")
+    assert rc == 3 and "not readable JSON" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_unwritable_output_directory(tmp_path, capsys, tiny_video):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    prof = tmp_path / "p.json"
+    CalibrationProfile(camera=CameraModel.overhead(64, 48)).save(prof)
+    rc, _, err = _run(capsys, "review", str(tiny_video), "--out", str(blocker / "sub"), "--calibration", str(prof),
+                      "--quiet")
+    assert rc == 6 and "cannot write into output directory" in err
+    rc, _, err = _run(capsys, "review", str(tiny_video), "--out", str(blocker), "--calibration", str(prof), "--quiet")
+    assert rc == 6 and "not a directory" in err
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--players", "A", "A"], "two different names"),
+    (["--modes", "C=series"], "not one of the players"),
+    (["--target", "0"], "at least 1"),
+])
+def test_bad_match_options(tmp_path, capsys, tiny_video, args, text):
+    rc, _, err = _run(capsys, "review", str(tiny_video), "--out", str(tmp_path / "o"), "--quiet", *args)
+    assert rc == 2 and text in err
+
+
+def _outcomes(shot, record):
+    from vision_ref.events.synthetic import tracks_from_truth
+
+    tracks = tracks_from_truth(shot, 60.0)
+    m = Match(["A", "B"])
+    rec = dict(record)
+    d = m.play(rec)
+    strike_row = int(np.searchsorted(tracks.t, shot.strike_time))
+    w = types.SimpleNamespace(start_row=0, strike_row=strike_row, end_row=len(tracks.t) - 1)
+    return m, tracks, [ShotOutcome(rec, d, w, shot.strike_time)]
+
+
+def test_outputs_are_written_together(tmp_path, foul_shot):
+    shot, record, decision = foul_shot
+    m, tracks, outcomes = _outcomes(shot, record)
+    (tmp_path / "shot_007.png").write_bytes(b"stale diagram of an older review")
+    paths = write_outputs(tmp_path, m, outcomes, tracks, DEFAULT_TABLE, source="x.mp4")
+    names = sorted(p.name for p in paths)
+    assert names == ["decisions.json", "match.json", "report.html", "shot_001.png"]
+    assert not (tmp_path / "shot_007.png").exists()
+    dec = json.loads((tmp_path / "decisions.json").read_text())
+    assert dec["decisions"][0]["points"] == decision["points"] and dec["final"] == m.final()
+    again = Match.from_match_file(json.loads((tmp_path / "match.json").read_text()))
+    assert again.final() == m.final()  # the match file replays to the same result
+    assert not list(tmp_path.glob(".staging-*"))
+
+
+def test_a_failure_while_writing_keeps_the_previous_review(tmp_path, foul_shot, monkeypatch):
+    shot, record, _ = foul_shot
+    m, tracks, outcomes = _outcomes(shot, record)
+    (tmp_path / "match.json").write_text("previous review")
+    (tmp_path / "report.html").write_text("previous report")
+
+    def boom(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    import vision_ref.review.report as report
+
+    monkeypatch.setattr(report, "build_report", boom)
+    with pytest.raises(OSError):
+        write_outputs(tmp_path, m, outcomes, tracks, DEFAULT_TABLE)
+    assert (tmp_path / "match.json").read_text() == "previous review"
+    assert (tmp_path / "report.html").read_text() == "previous report"
+    assert not list(tmp_path.glob(".staging-*")) and not (tmp_path / "decisions.json").exists()
+
+
+def test_progress_bar_lines_when_not_a_terminal():
+    import io
+
+    buf = io.StringIO()
+    bar = Progress("tracking", 100, True, stream=buf)
+    for i in range(1, 101):
+        bar(i)
+    bar.close()
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 12  # 0%..100% by tenths, then the summary
+    assert lines[-1].startswith("tracking: 100 frames in")
+    quiet = io.StringIO()
+    bar = Progress("tracking", 10, False, stream=quiet)
+    bar(5)
+    bar.close()
+    assert quiet.getvalue() == ""
