@@ -190,11 +190,27 @@ def _check_fit(profile, frame_bgr, where: str) -> str | None:
     return None
 
 
+def _even(path) -> bool:
+    from vision_ref.video import probe
+
+    info = probe(path)
+    return info.width % 2 == 0 and info.height % 2 == 0
+
+
+def _bgr_of(frame):
+    import cv2
+
+    if frame.bgr is not None:
+        return frame.bgr
+    h, w = frame.shape
+    nv12 = np.concatenate([frame.y, frame.uv.reshape(h // 2, w)], axis=0)
+    return cv2.cvtColor(nv12, cv2.COLOR_YUV2BGR_NV12)
+
+
 def strike_time(record: dict, tracks, window) -> float:
-    """The strike on the tracks' clock: the record's own estimate when it gives one
-    (sub-frame), else the timestamp of the strike row."""
-    for key in ("strike_t", "t_strike"):
-        v = record.get(key)
+    """The strike on the tracks' clock: segmentation's sub-frame estimate (the window's
+    ``strike_t``, else the record's), else the timestamp of the strike row."""
+    for v in (getattr(window, "strike_t", None), record.get("strike_t")):
         if isinstance(v, (int, float)) and np.isfinite(v):
             return float(v)
     return float(tracks.t[int(window.strike_row)])
@@ -236,6 +252,9 @@ def adjudicate_tracks(tracks, match, *, table, settings=None, notes: list[str] |
             notes.append(f"{len(windows) - k} shots after the end of the game (from t={at:.1f} s) were not adjudicated")
             break
         record = infer_shot(tracks, w, shooter=match.turn, table=table, settings=settings)
+        if not getattr(w, "complete", True):
+            notes.append(f"the shot at t={at:.2f} s was cut off before the table came to rest; "
+                         "its record ends where the footage does")
         warnings = []
         if check_respot is not None and outcomes:
             warnings = [f"placement before this shot: {m}" for m in check_respot(outcomes[-1].decision, record["before"])]
@@ -341,7 +360,8 @@ def review_video(
     # Every input is checked before anything is computed or created: the options,
     # the video, the profile, then the output directory.
     match = Match(players, first=first or players[0], target=target, modes=modes)
-    reader = VideoReader(path, mode="bgr", strict=False)
+    # YUV420 straight from the decoder: the tracker's native input (no colour conversion)
+    reader = VideoReader(path, mode="yuv" if _even(path) else "bgr", strict=False)
     profile = _load_profile(calibration) if calibration is not None else None
     if profile is not None:
         profile.check_frame_size(reader.width, reader.height)
@@ -374,7 +394,7 @@ def review_video(
     try:
         for frame in reader:
             if not checked:
-                note = _check_fit(profile, frame.bgr, str(path))
+                note = _check_fit(profile, _bgr_of(frame), str(path))
                 if note:
                     notes.append(note)
                 checked = True
@@ -386,7 +406,7 @@ def review_video(
                         tracker.mark_dropped(missing)
                     n_dropped += gap.count
                 if idx != frame.index:
-                    frame = Frame(idx, frame.timestamp_ns, bgr=frame.bgr)
+                    frame = Frame(idx, frame.timestamp_ns, y=frame.y, uv=frame.uv, bgr=frame.bgr)
             sensor_index.append(idx)
             tracker.update(frame)
             bar(len(sensor_index))
