@@ -516,7 +516,8 @@ class SimulatedShot:
         post = ~pre
         tq = ts[post]
         # follow-through 25 mm within 0.05 s, then drawn back and away
-        gap[post] = np.where(tq < 0.05, -25.0 * tq / 0.05, -25.0 + 900.0 * (tq - 0.05) ** 1.5 * 4.0)
+        # clamp before the power: np.where evaluates both branches (negative ** 1.5 is NaN)
+        gap[post] = np.where(tq < 0.05, -25.0 * tq / 0.05, -25.0 + 900.0 * np.maximum(tq - 0.05, 0.0) ** 1.5 * 4.0)
         tip = r0[None, :] - d[None, :] * (R + gap)[:, None]
         angle = np.full(len(ts), (ang + math.pi) % (2 * math.pi))
         visible = ts < 0.9

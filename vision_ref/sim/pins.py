@@ -18,6 +18,7 @@ Each pin's motion is a list of segments (analytic between events) for sampling.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -51,7 +52,11 @@ class PinGeometry:
     omega_hi: float = 0.0  # tip rate giving the fastest allowed fall
 
 
+@functools.lru_cache(maxsize=64)
 def pin_geometry(name: str, table: TableSpec, params) -> PinGeometry:
+    """Geometry and fall limits of one pin (cached: the fall-time bisection costs ~0.15 s).
+
+    Callers must not mutate the returned object (it is shared)."""
     H = table.pin_height_of(name)
     m = params.king_mass if name == "king" else params.pin_mass
     hcm = params.pin_cm_fraction * H
