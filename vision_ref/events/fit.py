@@ -1,0 +1,108 @@
+"""Local trajectory fits: low-order polynomials in time with their covariance.
+
+Between contacts a ball's centre follows a quadratic in time (sliding or rolling with
+constant deceleration), so a contact is timed by fitting the clean frames on each
+side of it and intersecting the fitted paths with the contact condition. A fit is
+"grown" frame by frame away from the contact and stops where a new frame is not
+consistent with the fit so far (another kink: a contact, or the slide-to-roll
+change), so that one fit never spans two motions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class PathFit:
+    """x(t), y(t) = sum_k coef[k] (t - t0)^k; ``cov`` the coefficient covariance
+    (shared by both axes), ``rms`` the residual rms, ``rows`` the rows used."""
+
+    t0: float
+    coef: np.ndarray  # (deg+1, 2)
+    cov: np.ndarray  # (deg+1, deg+1)
+    rms: float
+    rows: np.ndarray
+    t_first: float
+    t_last: float
+
+    @property
+    def deg(self) -> int:
+        return self.coef.shape[0] - 1
+
+    def pos(self, t) -> np.ndarray:
+        tau = np.asarray(t, dtype=np.float64) - self.t0
+        out = np.zeros(np.shape(tau) + (2,))
+        for k in range(self.coef.shape[0]):
+            out += self.coef[k] * (tau**k)[..., None]
+        return out
+
+    def vel(self, t) -> np.ndarray:
+        tau = np.asarray(t, dtype=np.float64) - self.t0
+        out = np.zeros(np.shape(tau) + (2,))
+        for k in range(1, self.coef.shape[0]):
+            out += k * self.coef[k] * (tau ** (k - 1))[..., None]
+        return out
+
+    def var(self, t: float) -> float:
+        """Variance of one coordinate of the fitted position at t (per axis)."""
+        tau = float(t) - self.t0
+        x = np.array([tau**k for k in range(self.coef.shape[0])])
+        return float(x @ self.cov @ x)
+
+    def vel_var(self, t: float) -> float:
+        tau = float(t) - self.t0
+        x = np.array([0.0] + [k * tau ** (k - 1) for k in range(1, self.coef.shape[0])])
+        return float(x @ self.cov @ x)
+
+
+def fit_path(t: np.ndarray, xy: np.ndarray, rows: np.ndarray, sigma: float, deg: int | None = None) -> PathFit:
+    """Least-squares fit of the rows (deg: 2 with >= 5 rows, 1 with >= 2, else 0)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    n = len(rows)
+    if deg is None:
+        deg = 2 if n >= 5 else (1 if n >= 2 else 0)
+    deg = min(deg, n - 1)
+    tt = t[rows]
+    t0 = float(tt.mean())
+    X = np.vander(tt - t0, deg + 1, increasing=True)
+    Y = xy[rows]
+    coef, *_ = np.linalg.lstsq(X, Y, rcond=None)
+    resid = Y - X @ coef
+    dof = 2 * (n - deg - 1)
+    rms = math.sqrt(float((resid * resid).sum()) / dof) if dof > 0 else 0.0
+    s = max(sigma, rms)
+    cov = s * s * np.linalg.pinv(X.T @ X)
+    if n == 1:
+        cov = np.array([[sigma * sigma]])
+    return PathFit(t0, coef, cov, rms, rows, float(tt.min()), float(tt.max()))
+
+
+def grow_fit(t: np.ndarray, xy: np.ndarray, rows: list[int] | np.ndarray, sigma: float,
+             max_rows: int, k_sigma: float = 4.5, model_mm: float = 0.3) -> PathFit | None:
+    """Fit the rows in the given order (nearest the contact first), adding one row at a
+    time while it agrees with the fit of the rows before it.
+
+    ``model_mm`` allows for what a quadratic cannot follow exactly (a slow change of
+    deceleration); ``k_sigma`` the tolerated deviation in standard errors.
+    """
+    good: list[int] = []
+    for r in rows:
+        if not np.all(np.isfinite(xy[r])):
+            break
+        if len(good) >= 3:
+            f = fit_path(t, xy, np.array(good), sigma, deg=2 if len(good) >= 4 else 1)
+            pred = f.pos(t[r])
+            err = float(np.hypot(*(pred - xy[r])))
+            tol = k_sigma * math.sqrt(f.var(t[r]) + sigma * sigma) * 1.5 + model_mm
+            if err > tol:
+                break
+        good.append(int(r))
+        if len(good) >= max_rows:
+            break
+    if not good:
+        return None
+    return fit_path(t, xy, np.array(sorted(good)), sigma)

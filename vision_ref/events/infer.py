@@ -1,0 +1,987 @@
+"""Event inference: a shot's tracks -> a shot record (SHOT_RECORD.md).
+
+Contacts are timed below the frame interval from fitted trajectories, never from the
+frame in which something changed (at 60 fps a fast ball moves more than its
+diameter per frame, so "first frame within 2R" gets the order of close contacts
+wrong):
+
+1. candidates: frame intervals where the straight line between two frames brings
+   two balls within reach of 2R, a ball within reach of a cushion line, or a ball
+   near a pin;
+2. for each candidate, fit each ball's clean frames before and after it (grown away
+   from the contact until the next kink, blurred frames straddling it left out) and
+   solve for the time the fitted paths meet the contact condition (centre distance
+   2R; centre on the cushion line minus R; ball-pin contact distance). The two
+   sides give two estimates with standard errors from the fit covariance (position
+   noise, fit residuals, frame rate, exposure through which rows are usable); they
+   are combined by inverse variance and a disagreement inflates the error;
+   candidates whose paths never meet the condition are near misses, dropped; the
+   fits are redone with the surviving contacts as breaks;
+3. pins: each start of a pin's motion is explained by the candidate knockers that
+   could have reached it (balls by their fitted paths, moving pins by their
+   observed bodies). Each candidate's likelihood combines its contact time against
+   the interval in which the pin was seen to start moving and the direction the pin
+   went against the direction the candidate pushes. The normalised likelihood is
+   the attribution confidence; below ``InferenceSettings.confidence`` the pin
+   becomes a ``doubt`` event listing the candidate balls (a pin candidate stands for
+   the ball at the root of its chain, RULES L5). A dropped frame inside the window in
+   which the pin started to move, with more than one candidate, is always a doubt.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vision_ref.errors import ContractError
+from vision_ref.events.fit import PathFit, grow_fit
+from vision_ref.events.segment import ShotWindow, check_tracks, mid_times, noise_of, rest_position
+from vision_ref.messages import BallState, PinState, Tracks
+from vision_ref.rules.record import SHOT_FORMAT, validate_shot
+from vision_ref.rules.table import BALL_IDS, CUSHION_IDS, DEFAULT_TABLE, PIN_IDS, TableSpec
+
+_ON_CLOTH = (int(BallState.AT_REST), int(BallState.MOVING))
+_PIN_RECORD_STATE = {
+    int(PinState.STANDING): "standing",
+    int(PinState.DOWN): "down",
+    int(PinState.LEANING): "leaning",
+    int(PinState.RAIL_STANDING): "rail_standing",
+    int(PinState.RAIL_DOWN): "rail_down",
+}
+
+
+@dataclass(frozen=True)
+class InferenceSettings:
+    """Knobs of event inference.
+
+    ``confidence``: the least attribution probability at which a pin's knocker is
+    taken as established; below it the pin is reported as a ``doubt`` (F8, a foul).
+    Trade-off (measured by ``python benchmarks/events.py``, see docs/events.md):
+    raising it turns more pins into doubts -- fewer wrong attributions (silent wrong
+    calls) but more F8 fouls called on shots whose knocker was in fact clear;
+    lowering it the other way round. On the seeded corpus at 60 and 120 fps the
+    attribution accuracy of confident pins stays at its maximum from 0.9 upward
+    while doubts grow slowly; 0.95 is the default: it keeps a margin over the
+    lowest setting without wrong attributions and calls few needless doubts.
+
+    ``fit_s``: at most this much of a trajectory (seconds, at least 4 rows) is fitted
+    on each side of a contact; ``k_sigma``: how many standard errors a frame may
+    deviate before a fit stops growing; ``slack_mm``: extra reach when looking for
+    candidate contacts; ``onset_sigma_s``: timing uncertainty of a tracker's
+    "pin started moving" call beyond the frame interval; ``direction_sigma``: radians,
+    how far a knocked pin's direction of travel may stray from the contact normal.
+    """
+
+    confidence: float = 0.95
+    fit_s: float = 0.08
+    k_sigma: float = 4.5
+    slack_mm: float = 4.0
+    onset_sigma_s: float = 0.0005
+    direction_sigma: float = 0.35
+
+    def __post_init__(self) -> None:
+        if not (0.5 <= self.confidence < 1.0):
+            raise ContractError("settings.confidence", f"must be in [0.5, 1), got {self.confidence!r}")
+        if self.fit_s <= 0:
+            raise ContractError("settings.fit_s", f"must be positive, got {self.fit_s!r}")
+
+
+# ------------------------------------------------------------------ helpers
+@dataclass
+class _Contact:
+    kind: str  # ball_ball | cushion | ball_pin
+    objs: tuple  # (a, b) balls | (ball, cushion) | (ball, pin)
+    t: float  # clip time estimate
+    sigma: float = math.inf
+    accepted: bool = True
+    rows: tuple[int, int] = (0, 0)
+    gap: bool = False
+    off_table: bool = False
+    detail: dict = field(default_factory=dict)
+
+
+def _crossing(h, a: float, b: float, first: bool, n: int = 96) -> float | None:
+    """Time in [a, b] where h goes from > 0 to <= 0 (first=True: the earliest such) or
+    from <= 0 to > 0 (first=False: the latest); None when h does not cross."""
+    if not (b > a):
+        return None
+    ts = np.linspace(a, b, n)
+    hv = np.array([h(x) for x in ts])
+    if not np.all(np.isfinite(hv)):
+        return None
+    inside = hv <= 0
+    if first:
+        idx = np.nonzero(~inside[:-1] & inside[1:])[0]
+        if len(idx) == 0:
+            return None
+        k = int(idx[0])
+        lo, hi = ts[k], ts[k + 1]
+        for _ in range(40):
+            m = 0.5 * (lo + hi)
+            if h(m) > 0:
+                lo = m
+            else:
+                hi = m
+        return 0.5 * (lo + hi)
+    idx = np.nonzero(inside[:-1] & ~inside[1:])[0]
+    if len(idx) == 0:
+        return None
+    k = int(idx[-1])
+    lo, hi = ts[k], ts[k + 1]
+    for _ in range(40):
+        m = 0.5 * (lo + hi)
+        if h(m) <= 0:
+            lo = m
+        else:
+            hi = m
+    return 0.5 * (lo + hi)
+
+
+def _min_on(h, a: float, b: float, n: int = 64) -> float:
+    if not (b > a):
+        return math.inf
+    ts = np.linspace(a, b, n)
+    return float(min(h(x) for x in ts))
+
+
+def _seg_point_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    ab = b - a
+    L2 = float(ab @ ab)
+    u = 0.0 if L2 < 1e-12 else min(max(float((p - a) @ ab) / L2, 0.0), 1.0)
+    q = a + u * ab
+    return float(math.hypot(p[0] - q[0], p[1] - q[1]))
+
+
+def _seg_seg_dist(a1, b1, a2, b2) -> float:
+    return min(_seg_point_dist(a1, a2, b2), _seg_point_dist(b1, a2, b2),
+               _seg_point_dist(a2, a1, b1), _seg_point_dist(b2, a1, b1)) if not _segments_cross(a1, b1, a2, b2) else 0.0
+
+
+def _segments_cross(a1, b1, a2, b2) -> bool:
+    def orient(p, q, r):
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+    d1, d2 = orient(a2, b2, a1), orient(a2, b2, b1)
+    d3, d4 = orient(a1, b1, a2), orient(a1, b1, b2)
+    return (d1 * d2 < 0) and (d3 * d4 < 0)
+
+
+def _norm_cdf(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+class _Shot:
+    """Working state of one shot's inference."""
+
+    def __init__(self, tracks: Tracks, window: ShotWindow, table: TableSpec, settings: InferenceSettings):
+        self.tracks = tracks
+        self.w = window
+        self.table = table
+        self.s = settings
+        self.R = table.ball_radius
+        self.tm = mid_times(tracks)
+        self.t = tracks.t
+        self.exp = float(tracks.exposure_s or 0.0)
+        self.sig = noise_of(tracks)
+        self.dt = 1.0 / float(tracks.fps)
+        self.max_rows = max(4, int(round(settings.fit_s * tracks.fps)))
+        self.r0, self.r1 = window.start_row, window.end_row
+        self.rows = np.arange(self.r0, self.r1 + 1)
+        fi = tracks.frame_index
+        dropped = set(int(x) for x in tracks.dropped)
+        # gaps: consecutive rows whose frames are not consecutive (a dropped frame between)
+        self.gap_after = np.zeros(len(fi), dtype=bool)
+        self.gap_after[:-1] = np.diff(fi) > 1
+        for k in range(len(fi) - 1):
+            if any(f in dropped for f in range(int(fi[k]) + 1, int(fi[k + 1]))):
+                self.gap_after[k] = True
+        self.valid = {}
+        for b in BALL_IDS:
+            tr = tracks.balls[b]
+            self.valid[b] = np.isin(tr.state, _ON_CLOTH) & np.all(np.isfinite(tr.xy), axis=1)
+        self.breaks: dict[str, list[float]] = {b: [] for b in BALL_IDS}
+        self.off_row: dict[str, int] = {}
+        for b in BALL_IDS:
+            st = tracks.balls[b].state
+            for r in range(window.strike_row, self.r1 + 1):
+                if st[r] == int(BallState.OFF_TABLE) and all(
+                        st[q] in (int(BallState.OFF_TABLE), int(BallState.UNKNOWN)) for q in range(r, self.r1 + 1)):
+                    self.off_row[b] = r
+                    break
+        self.pin_rest = {}
+
+    # ---- fits
+    def fit(self, ball: str, t_ref: float, side: str, own: tuple = ()) -> PathFit | None:
+        """Fit of a ball's clean rows before (side 'pre') or after ('post') t_ref.
+
+        ``own``: break times that belong to the contact being timed (not limits)."""
+        tr = self.tracks.balls[ball]
+        brk = [x for x in self.breaks[ball] if all(abs(x - o) > 1e-9 for o in own)]
+        eps = 1e-6
+        if side == "pre":
+            prev = max([x for x in brk if x < t_ref - eps], default=-math.inf)
+            rows = [r for r in range(self.r1, self.r0 - 1, -1)
+                    if self.valid[ball][r] and self.t[r] + self.exp <= t_ref + 1e-9 and self.t[r] >= prev]
+        else:
+            nxt = min([x for x in brk if x > t_ref + eps], default=math.inf)
+            rows = [r for r in range(self.r0, self.r1 + 1)
+                    if self.valid[ball][r] and self.t[r] >= t_ref - 1e-9 and self.t[r] + self.exp <= nxt]
+            off = self.off_row.get(ball)
+            if off is not None:
+                rows = [r for r in rows if r < off]
+        if not rows:
+            return None
+        return grow_fit(self.tm, tr.xy, rows, self.sig, self.max_rows, self.s.k_sigma)
+
+    def gap_between(self, ta: float, tb: float) -> bool:
+        """A dropped frame between times ta and tb."""
+        ks = np.nonzero(self.gap_after[:-1])[0]
+        for k in ks:
+            if self.t[k + 1] > ta and self.t[k] < tb:
+                return True
+        return False
+
+    # ---- contact timing
+    def time_contact(self, h_pre, v_pre, h_post, v_post, a: float, b: float) -> tuple[float, float, bool] | None:
+        """Combine the pre- and post-contact estimates of a contact in [a, b].
+
+        h_*: signed clearance (>0 apart), v_*: its variance, both functions of t.
+        Returns (t, sigma, touched) or None when neither side reaches the contact."""
+        est = []
+        if h_pre is not None:
+            tp = _crossing(h_pre, a, b, first=True)
+            if tp is not None:
+                est.append((tp, self._sigma_at(h_pre, v_pre, tp)))
+        if h_post is not None:
+            tq = _crossing(h_post, a, b, first=False)
+            if tq is not None:
+                est.append((tq, self._sigma_at(h_post, v_post, tq)))
+        if not est:
+            # a graze the fits just miss: accept when within the clearance's error
+            best = None
+            for h, v in ((h_pre, v_pre), (h_post, v_post)):
+                if h is None:
+                    continue
+                ts = np.linspace(a, b, 64)
+                hv = np.array([h(x) for x in ts])
+                k = int(np.argmin(hv))
+                tol = 2.0 * math.sqrt(v(ts[k])) + 0.3
+                if hv[k] <= tol:
+                    best = (float(ts[k]), max(self.dt / 4.0, 1e-4))
+            if best is None:
+                return None
+            return best[0], best[1], False
+        if len(est) == 1:
+            return est[0][0], est[0][1], True
+        (t1, s1), (t2, s2) = est
+        w1, w2 = 1.0 / (s1 * s1), 1.0 / (s2 * s2)
+        tc = (w1 * t1 + w2 * t2) / (w1 + w2)
+        sc = math.sqrt(1.0 / (w1 + w2))
+        # the two sides disagree beyond their errors: a model error, widen
+        sc = max(sc, abs(t1 - t2) / 2.0)
+        return tc, sc, True
+
+    def _sigma_at(self, h, v, t: float) -> float:
+        e = 1e-5
+        slope = abs(h(t + e) - h(t - e)) / (2 * e)
+        sd = math.sqrt(max(v(t), 0.0))
+        if slope < 1e-6:
+            return self.dt
+        return max(min(sd / slope, self.dt), 1e-6)
+
+
+# ------------------------------------------------------------------ candidates
+def _pair_intervals(sh: _Shot, a: str, b: str) -> list[tuple[int, int]]:
+    """Row spans (last row before, first row after) where balls a, b may touch."""
+    xa, xb = sh.tracks.balls[a].xy, sh.tracks.balls[b].xy
+    va, vb = sh.valid[a], sh.valid[b]
+    rows = [r for r in range(max(sh.r0, sh.w.strike_row - 1), sh.r1 + 1) if va[r] and vb[r]]
+    spans = []
+    for r, q in zip(rows[:-1], rows[1:]):
+        d0 = xa[r] - xb[r]
+        d1 = xa[q] - xb[q]
+        rel = d1 - d0
+        moved = float(np.hypot(*(xa[q] - xa[r]))) + float(np.hypot(*(xb[q] - xb[r])))
+        if moved < 4.0 * sh.sig + 0.5:
+            continue
+        L2 = float(rel @ rel)
+        u = 0.0 if L2 < 1e-12 else min(max(-float(d0 @ rel) / L2, 0.0), 1.0)
+        dmin = float(np.hypot(*(d0 + u * rel)))
+        if dmin <= 2 * sh.R + 0.5 * moved + 5 * sh.sig + sh.s.slack_mm:
+            spans.append((r, q))
+    return _merge(spans)
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for r, q in spans:
+        if out and r <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], q)
+        else:
+            out.append([r, q])
+    return [(a, b) for a, b in out]
+
+
+def _cushion_intervals(sh: _Shot, ball: str, cushion: str) -> list[tuple[int, int]]:
+    axis, coord = sh.table.cushion_line(cushion)
+    k = 0 if axis == "x" else 1
+    sgn = 1.0 if coord > 0 else -1.0
+    bound = abs(coord) - sh.R
+    xy = sh.tracks.balls[ball].xy
+    va = sh.valid[ball]
+    off = sh.off_row.get(ball)
+    rows = [r for r in range(max(sh.r0, sh.w.strike_row - 1), sh.r1 + 1) if va[r] or (off is not None and r == off)]
+    spans = []
+    for r, q in zip(rows[:-1], rows[1:]):
+        if not (np.all(np.isfinite(xy[r])) and np.all(np.isfinite(xy[q]))):
+            if off is not None and q == off:
+                spans.append((r, q))
+            continue
+        q0, q1 = sgn * xy[r, k], sgn * xy[q, k]
+        step = float(np.hypot(*(xy[q] - xy[r])))
+        if step < 4.0 * sh.sig:
+            continue
+        if max(q0, q1) >= bound - (0.5 * step + 5 * sh.sig + sh.s.slack_mm) or (off is not None and q == off):
+            spans.append((r, q))
+    return _merge(spans)
+
+
+# ------------------------------------------------------------------ main entry
+def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: TableSpec = DEFAULT_TABLE,
+               settings: InferenceSettings | None = None) -> dict:
+    """The shot record (SHOT_RECORD.md) of one shot window, validated.
+
+    Extra fields: per event ``confidence`` (0..1), ``sigma`` (s) and ``frames``
+    (frame indices bracketing it); ``doubt`` events also ``p`` (candidate
+    probabilities) and ``reason``; record-level ``confidence`` (the least of its
+    events), ``frames`` (start/strike/end frame indices), ``strike_clip_t``,
+    ``strike_sigma``, ``fps``, ``warnings``.
+    """
+    check_tracks(tracks)
+    if not isinstance(window, ShotWindow):
+        raise ContractError("window", f"expected a ShotWindow, got {type(window).__name__}")
+    n = len(tracks.t)
+    if not (0 <= window.start_row <= window.strike_row <= window.end_row < n):
+        raise ContractError("window", f"rows {window.start_row}..{window.strike_row}..{window.end_row} "
+                                      f"do not fit tracks of {n} rows")
+    if window.struck not in BALL_IDS:
+        raise ContractError("window.struck", f"unknown ball {window.struck!r}")
+    if not isinstance(shooter, str) or not shooter:
+        raise ContractError("shooter", "must be a non-empty player id")
+    settings = settings or InferenceSettings()
+    sh = _Shot(tracks, window, table, settings)
+    warnings: list[str] = []
+    if not window.complete:
+        warnings.append("the tracks end before the table came to rest: the end of the shot is missing")
+
+    sh.episodes = _pin_episodes(sh)
+    contacts = _ball_contacts(sh)
+    pin_events, pin_warnings = _pin_events(sh, contacts)
+    warnings += pin_warnings
+    t_s = window.strike_t
+    fi = tracks.frame_index
+
+    def frames_of(c: _Contact) -> list[int]:
+        return [int(fi[c.rows[0]]), int(fi[c.rows[1]])]
+
+    events = [{"t": 0.0, "type": "strike", "ball": window.struck, "confidence": 1.0,
+               "sigma": round(window.strike_sigma, 6), "frames": [int(fi[max(window.strike_row - 1, 0)]),
+                                                                 int(fi[window.strike_row])]}]
+    for c in contacts:
+        if not c.accepted or c.kind == "ball_pin":
+            continue
+        conf = _timing_confidence(c, sh)
+        base = {"t": c.t - t_s, "confidence": conf, "sigma": round(c.sigma, 6), "frames": frames_of(c)}
+        if c.gap:
+            base["gap"] = True
+        if c.kind == "ball_ball":
+            a, b = sorted(c.objs, key=BALL_IDS.index)
+            events.append({**base, "type": "ball_ball", "a": a, "b": b})
+        elif c.kind == "cushion":
+            events.append({**base, "type": "cushion", "ball": c.objs[0], "cushion": c.objs[1]})
+            if c.off_table:
+                events.append({**base, "t": c.t - t_s + 1e-6, "type": "off_table", "ball": c.objs[0]})
+    for b, r in sh.off_row.items():
+        if not any(e["type"] == "off_table" and e["ball"] == b for e in events):
+            # left the table without a timed cushion contact (e.g. hidden): the frame it vanished
+            t_off = 0.5 * (tracks.t[r - 1] + tracks.t[r]) - t_s
+            events.append({"t": t_off, "type": "off_table", "ball": b, "confidence": 0.5,
+                           "sigma": round(sh.dt / 2, 6), "frames": [int(fi[r - 1]), int(fi[r])]})
+            warnings.append(f"{b} left the table without a measured cushion contact")
+    for e in pin_events:
+        e = dict(e)
+        e["t"] = e["t"] - t_s
+        events.append(e)
+    for e in events:
+        e["t"] = round(max(float(e["t"]), 0.0) if e["type"] != "strike" else 0.0, 6)
+        e["confidence"] = round(float(e["confidence"]), 4)
+    events.sort(key=lambda e: (e["t"], 0 if e["type"] == "strike" else 1))
+
+    before = _position(sh, np.arange(window.start_row, max(window.strike_row, window.start_row + 1)), before=True)
+    settle = max(2, int(round(0.1 * tracks.fps)))
+    after = _position(sh, np.arange(max(window.end_row - settle + 1, window.strike_row), window.end_row + 1),
+                      before=False)
+    for b in BALL_IDS:
+        if b in sh.off_row:
+            after["balls"][b] = None
+        elif after["balls"][b] is None and before["balls"][b] is not None:
+            # not seen at the end but never seen leaving: keep where it was last seen
+            last = np.nonzero(sh.valid[b][: window.end_row + 1])[0]
+            xy = tracks.balls[b].xy[last[-1]] if len(last) else np.array(before["balls"][b])
+            after["balls"][b] = [round(float(xy[0]), 2), round(float(xy[1]), 2)]
+            warnings.append(f"{b} not visible at the end of the shot: its last seen place is used")
+    # a pin down at the end that no event names: it fell with no cause in view
+    named = {e["pin"] for e in events if e["type"] in ("pin_hit", "doubt")}
+    for p in PIN_IDS:
+        if after["pins"][p]["state"] in ("down", "rail_down") and before["pins"][p]["state"] not in (
+                "down", "rail_down", "leaning") and p not in named:
+            moving_balls = [b for b in BALL_IDS if b not in sh.off_row]
+            events.append({"t": events[-1]["t"], "type": "doubt", "pin": p, "candidates": moving_balls,
+                           "confidence": 0.0, "reason": "pin found down with no observed knock"})
+            warnings.append(f"pin {p} found down but its knock was not observed")
+    events.sort(key=lambda e: (e["t"], 0 if e["type"] == "strike" else 1))
+
+    record = {
+        "format": SHOT_FORMAT,
+        "shooter": shooter,
+        "struck": window.struck,
+        "before": before,
+        "events": events,
+        "after": after,
+        "calls": [],
+        "confidence": round(min([e["confidence"] for e in events] + [1.0]), 4),
+        "frames": {"start": int(fi[window.start_row]), "strike": int(fi[window.strike_row]),
+                   "end": int(fi[window.end_row])},
+        "strike_clip_t": round(float(t_s), 6),
+        "strike_sigma": round(float(window.strike_sigma), 6),
+        "fps": float(tracks.fps),
+        "warnings": warnings,
+    }
+    validate_shot(record, table=table)
+    return record
+
+
+def _timing_confidence(c: _Contact, sh: _Shot) -> float:
+    """How sure the contact's time is within a quarter frame (0..1)."""
+    if not math.isfinite(c.sigma) or c.sigma <= 0:
+        return 0.5
+    q = sh.dt / 4.0
+    conf = 2.0 * _norm_cdf(q / c.sigma) - 1.0
+    if c.gap:
+        conf *= 0.5
+    return max(min(conf, 1.0), 0.0)
+
+
+# ------------------------------------------------------------------ ball contacts
+def _ball_contacts(sh: _Shot) -> list[_Contact]:
+    cands: list[_Contact] = []
+    tm = sh.tm
+    for i, a in enumerate(BALL_IDS):
+        for b in BALL_IDS[i + 1:]:
+            for r, q in _pair_intervals(sh, a, b):
+                cands.append(_Contact("ball_ball", (a, b), 0.5 * (tm[r] + tm[q]), rows=(r, q)))
+        for c in CUSHION_IDS:
+            for r, q in _cushion_intervals(sh, a, c):
+                cands.append(_Contact("cushion", (a, c), 0.5 * (tm[r] + tm[q]), rows=(r, q),
+                                      off_table=(sh.off_row.get(a) == q)))
+    cands += _ball_pin_candidates(sh)
+    sh.ball_pin = [c for c in cands if c.kind == "ball_pin"]
+    for _ in range(3):
+        for b in BALL_IDS:
+            sh.breaks[b] = sorted(c.t for c in cands if c.accepted and b in c.objs)
+        for c in cands:
+            if c.kind == "ball_pin":
+                _time_ball_pin(sh, c)
+            elif c.kind == "ball_ball":
+                _time_ball_ball(sh, c)
+            else:
+                _time_cushion(sh, c)
+    # duplicates (one contact found from two merged spans): keep the better timed
+    cands.sort(key=lambda c: c.t)
+    out: list[_Contact] = []
+    for c in cands:
+        if not c.accepted:
+            continue
+        dup = next((o for o in out if o.kind == c.kind and o.objs == c.objs and abs(o.t - c.t) < sh.dt / 2), None)
+        if dup is not None:
+            if c.sigma < dup.sigma:
+                out[out.index(dup)] = c
+            continue
+        out.append(c)
+    return out
+
+
+def _bracket(sh: _Shot, c: _Contact) -> tuple[float, float]:
+    r, q = c.rows
+    a = sh.t[r] - 0.5 * sh.dt
+    b = sh.t[q] + sh.exp + 0.5 * sh.dt
+    return a, b
+
+
+def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
+    a, b = c.objs
+    lo, hi = _bracket(sh, c)
+    t_ref = c.t
+    own = (c.t,)
+    res = None
+    for _ in range(3):
+        fa, fb = sh.fit(a, t_ref, "pre", own), sh.fit(b, t_ref, "pre", own)
+        ga, gb = sh.fit(a, t_ref, "post", own), sh.fit(b, t_ref, "post", own)
+        two_r = 2 * sh.R
+        h_pre = v_pre = h_post = v_post = None
+        if fa is not None and fb is not None:
+            def h_pre(t, fa=fa, fb=fb):
+                return float(np.hypot(*(fa.pos(t) - fb.pos(t)))) - two_r
+
+            def v_pre(t, fa=fa, fb=fb):
+                return fa.var(t) + fb.var(t)
+        if ga is not None and gb is not None:
+            def h_post(t, ga=ga, gb=gb):
+                return float(np.hypot(*(ga.pos(t) - gb.pos(t)))) - two_r
+
+            def v_post(t, ga=ga, gb=gb):
+                return ga.var(t) + gb.var(t)
+        res = sh.time_contact(h_pre, v_pre, h_post, v_post, lo, hi)
+        if res is None:
+            break
+        if abs(res[0] - t_ref) < 1e-5:
+            break
+        t_ref = res[0]
+    _finish(sh, c, res)
+    if c.accepted and res is not None:
+        # a real collision changes both velocities
+        fa, ga = sh.fit(a, c.t, "pre", own), sh.fit(a, c.t, "post", own)
+        fb, gb = sh.fit(b, c.t, "pre", own), sh.fit(b, c.t, "post", own)
+        kinked = False
+        for f, g in ((fa, ga), (fb, gb)):
+            if f is None or g is None or f.deg == 0 and g.deg == 0:
+                kinked = True  # cannot tell: keep the geometric verdict
+                continue
+            dv = float(np.hypot(*(g.vel(c.t) - f.vel(c.t))))
+            sd = math.sqrt(f.vel_var(c.t) + g.vel_var(c.t))
+            if dv > 4 * sd + 30.0:
+                kinked = True
+        if not kinked:
+            c.accepted = False
+
+
+def _time_cushion(sh: _Shot, c: _Contact) -> None:
+    ball, cushion = c.objs
+    axis, coord = sh.table.cushion_line(cushion)
+    k = 0 if axis == "x" else 1
+    sgn = 1.0 if coord > 0 else -1.0
+    bound = abs(coord) - sh.R
+    lo, hi = _bracket(sh, c)
+    t_ref = c.t
+    own = (c.t,)
+    res = None
+    for _ in range(3):
+        f = sh.fit(ball, t_ref, "pre", own)
+        g = None if c.off_table else sh.fit(ball, t_ref, "post", own)
+        h_pre = v_pre = h_post = v_post = None
+        if f is not None and f.deg > 0:
+            def h_pre(t, f=f):
+                return bound - sgn * float(f.pos(t)[k])
+
+            def v_pre(t, f=f):
+                return f.var(t)
+        if g is not None and g.deg > 0:
+            def h_post(t, g=g):
+                return bound - sgn * float(g.pos(t)[k])
+
+            def v_post(t, g=g):
+                return g.var(t)
+        res = sh.time_contact(h_pre, v_pre, h_post, v_post, lo, hi)
+        if res is None:
+            break
+        if abs(res[0] - t_ref) < 1e-5:
+            break
+        t_ref = res[0]
+    _finish(sh, c, res)
+
+
+def _finish(sh: _Shot, c: _Contact, res) -> None:
+    if res is None:
+        c.accepted = False
+        return
+    c.t, c.sigma, _ = res
+    c.accepted = True
+    # the rows bracketing the estimate
+    r = int(np.searchsorted(sh.t, c.t, side="right") - 1)
+    r = min(max(r, sh.r0), sh.r1 - 1)
+    c.rows = (r, r + 1)
+    c.gap = sh.gap_between(c.t - 2 * c.sigma - sh.dt, c.t + 2 * c.sigma + sh.dt)
+
+
+# ------------------------------------------------------------------ pins
+def _pin_geometry(sh: _Shot, pin: str, rows: np.ndarray):
+    """What a resting pin is, from its rows: ('circle', centre) or ('segment', a, b)."""
+    tr = sh.tracks.pins[pin]
+    pos = rest_position(tr.xy, rows)
+    if pos is None:
+        return None
+    st = int(tr.state[rows[-1]])
+    if st in (int(PinState.DOWN), int(PinState.RAIL_DOWN)) and tr.angle is not None:
+        ang = tr.angle[rows]
+        ang = ang[np.isfinite(ang)]
+        if len(ang):
+            phi = math.atan2(float(np.sin(ang).mean()), float(np.cos(ang).mean()))
+            d = np.array([math.cos(phi), math.sin(phi)]) * 0.5 * sh.table.pin_height_of(pin)
+            return ("segment", pos - d, pos + d)
+    return ("circle", pos)
+
+
+def _ball_pin_reach(sh: _Shot, pin: str, geom) -> float:
+    r_top = sh.table.pin_top_radius(pin)
+    if geom[0] == "segment":
+        return 2.0 * math.sqrt(sh.R * r_top)
+    return sh.R + r_top
+
+
+def _geom_clearance(p: np.ndarray, geom) -> float:
+    if geom[0] == "circle":
+        return float(math.hypot(p[0] - geom[1][0], p[1] - geom[1][1]))
+    return _seg_point_dist(p, geom[1], geom[2])
+
+
+@dataclass
+class _Episode:
+    pin: str
+    onset_row: int  # first row seen moving
+    rest_rows: np.ndarray  # rows it was at rest just before
+    geom: tuple
+    t_lo: float
+    t_hi: float
+    direction: np.ndarray | None  # where it went (unit), when measurable
+    dir_sigma: float = math.inf
+
+
+def _pin_episodes(sh: _Shot) -> list[_Episode]:
+    eps = []
+    for p in PIN_IDS:
+        tr = sh.tracks.pins[p]
+        st = tr.state
+        rows = sh.rows
+        moving = st[rows] == int(PinState.MOVING)
+        # a lying pin pushed along is also moving when its position changes
+        xy = tr.xy[rows]
+        step = np.zeros(len(rows))
+        step[1:] = np.nan_to_num(np.hypot(*(xy[1:] - xy[:-1]).T))
+        moving |= step > 6 * sh.sig + 1.0
+        for k in range(1, len(rows)):
+            if moving[k] and not moving[k - 1]:
+                r = int(rows[k])
+                rest = [int(q) for q in rows[max(0, k - 6):k] if not moving[q - sh.r0]]
+                rest = np.array(rest or [r - 1])
+                geom = _pin_geometry(sh, p, rest)
+                if geom is None:
+                    continue
+                t_lo = sh.tm[r - 1] if r - 1 >= 0 else sh.tm[r] - sh.dt
+                t_hi = sh.tm[r]
+                # direction of travel from the first clearly displaced row
+                direction, dsig = None, math.inf
+                ref = geom[1] if geom[0] == "circle" else 0.5 * (geom[1] + geom[2])
+                for q in range(r, min(r + int(0.06 / sh.dt) + 2, sh.r1 + 1)):
+                    if not np.all(np.isfinite(tr.xy[q])):
+                        continue
+                    dvec = tr.xy[q] - ref
+                    dist = float(np.hypot(*dvec))
+                    if dist > 8 * sh.sig + 2.0:
+                        direction = dvec / dist
+                        dsig = math.hypot(2 * sh.sig / dist, sh.s.direction_sigma)
+                        break
+                eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig))
+    eps.sort(key=lambda e: e.t_hi)
+    return eps
+
+
+def _pin_body(sh: _Shot, pin: str, t: float, base0: np.ndarray):
+    """The observed body of a moving pin at time t: segment (a, b), interpolated."""
+    tr = sh.tracks.pins[pin]
+    tm = sh.tm
+    k = int(np.searchsorted(tm, t)) - 1
+    k = min(max(k, 0), len(tm) - 2)
+    c0, c1 = tr.xy[k], tr.xy[k + 1]
+    if not (np.all(np.isfinite(c0)) and np.all(np.isfinite(c1))):
+        return None
+    f = min(max((t - tm[k]) / (tm[k + 1] - tm[k]), 0.0), 1.0)
+    c = c0 + f * (c1 - c0)
+    half = 0.5 * sh.table.pin_height_of(pin)
+    d = c - base0
+    L = float(np.hypot(*d))
+    if L <= half + 2.0:
+        # still toppling about its base: the body runs from the base to twice the centre offset
+        return base0, base0 + 2.0 * d
+    ang = tr.angle[k] if tr.angle is not None and np.isfinite(tr.angle[k]) else math.atan2(d[1], d[0])
+    u = np.array([math.cos(ang), math.sin(ang)]) * half
+    return c - u, c + u
+
+
+def _ball_pin_candidates(sh: _Shot) -> list[_Contact]:
+    """Frame intervals where a ball passes near a pin's resting place (breaks for fits)."""
+    out = []
+    reach_max = sh.R + max(sh.table.pin_top_radius(p) for p in PIN_IDS) + 0.5 * sh.table.king_height
+    for p in PIN_IDS:
+        tr = sh.tracks.pins[p]
+        pos0 = rest_position(tr.xy, np.arange(sh.r0, max(sh.w.strike_row, sh.r0 + 1)))
+        if pos0 is None:
+            continue
+        for b in BALL_IDS:
+            xy = sh.tracks.balls[b].xy
+            rows = [r for r in range(max(sh.r0, sh.w.strike_row - 1), sh.r1 + 1) if sh.valid[b][r]]
+            spans = []
+            for r, q in zip(rows[:-1], rows[1:]):
+                step = float(np.hypot(*(xy[q] - xy[r])))
+                if step < 4 * sh.sig:
+                    continue
+                pin_now = tr.xy[q] if np.all(np.isfinite(tr.xy[q])) else pos0
+                d = min(_seg_point_dist(pos0, xy[r], xy[q]), _seg_point_dist(pin_now, xy[r], xy[q]))
+                if d <= reach_max + 0.5 * step + sh.s.slack_mm:
+                    spans.append((r, q))
+            for r, q in _merge(spans):
+                out.append(_Contact("ball_pin", (b, p), 0.5 * (sh.tm[r] + sh.tm[q]), rows=(r, q),
+                                    detail={"pos0": pos0}))
+    return out
+
+
+def _time_ball_pin(sh: _Shot, c: _Contact) -> None:
+    """Time of a ball reaching a pin's resting geometry (only refines break times)."""
+    b, p = c.objs
+    geom = ("circle", c.detail["pos0"])
+    reach = _ball_pin_reach(sh, p, geom)
+    lo, hi = _bracket(sh, c)
+    f = sh.fit(b, c.t, "pre", (c.t,))
+    if f is None:
+        c.accepted = False
+        return
+    tp = _crossing(lambda t: _geom_clearance(f.pos(t), geom) - reach, lo, hi, first=True)
+    # only a pin that starts moving then was touched (a ball crossing the place of a
+    # pin already knocked away is no contact)
+    c.accepted = tp is not None and any(
+        ep.pin == p and ep.t_lo - 2 * sh.dt <= tp <= ep.t_hi + sh.dt for ep in sh.episodes)
+    if c.accepted:
+        c.t = tp
+
+
+def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, np.ndarray] | None:
+    """When the ball's fitted path reached the pin (time, sigma, push direction)."""
+    if not sh.valid[ball][max(ep.onset_row - 1, 0)] and not sh.valid[ball][ep.onset_row]:
+        return None
+    reach = _ball_pin_reach(sh, ep.pin, ep.geom)
+    lo = ep.t_lo - 1.5 * sh.dt
+    hi = ep.t_hi + 0.5 * sh.dt
+    near = [c.t for c in sh.ball_pin if c.objs == (ball, ep.pin) and c.accepted and lo - sh.dt <= c.t <= hi]
+    best = None
+    for side in ("pre", "post"):
+        ref = min(near) if near else (ep.t_hi if side == "pre" else ep.t_lo)
+        for _ in range(2):
+            f = sh.fit(ball, ref, side, tuple(near))
+            if f is None or (f.deg == 0 and side == "pre"):
+                f = None  # a ball at rest knocks nothing
+                break
+
+            def h(t, f=f):
+                return _geom_clearance(f.pos(t), ep.geom) - reach
+
+            tc = _crossing(h, lo, hi, first=(side == "pre"))
+            if tc is None:
+                ts = np.linspace(lo, hi, 48)
+                hv = np.array([h(x) for x in ts])
+                k = int(np.argmin(hv))
+                if hv[k] > 2.5 * math.sqrt(f.var(ts[k])) + 0.5:
+                    f = None
+                    break
+                tc = float(ts[k])
+            if abs(tc - ref) < 1e-5:
+                break
+            ref = tc
+        if f is None:
+            continue
+        sd = math.sqrt(f.var(tc))
+        e = 1e-5
+        slope = abs(h(tc + e) - h(tc - e)) / (2 * e)
+        sigma = sh.dt if slope < 1e-6 else min(max(sd / slope, 1e-5), sh.dt)
+        p = f.pos(tc)
+        ref_pt = ep.geom[1] if ep.geom[0] == "circle" else _closest_on_seg(p, ep.geom[1], ep.geom[2])
+        n = ref_pt - p
+        n = n / max(float(np.hypot(*n)), 1e-9)
+        if best is None or sigma < best[1]:
+            best = (tc, sigma, n)
+        if side == "pre":
+            break
+    return best
+
+
+def _closest_on_seg(p, a, b):
+    ab = b - a
+    L2 = float(ab @ ab)
+    u = 0.0 if L2 < 1e-12 else min(max(float((p - a) @ ab) / L2, 0.0), 1.0)
+    return a + u * ab
+
+
+def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, ep: _Episode):
+    """When a moving pin's observed body reached the resting pin (time, sigma, direction)."""
+    reach = sh.table.pin_top_radius(knocker) + sh.table.pin_top_radius(ep.pin)
+    lo = max(k_onset, ep.t_lo - 2 * sh.dt)
+    hi = ep.t_hi + 0.5 * sh.dt
+    if hi <= lo:
+        return None
+
+    def h(t):
+        body = _pin_body(sh, knocker, t, base0)
+        if body is None:
+            return math.inf
+        if ep.geom[0] == "circle":
+            return _seg_point_dist(ep.geom[1], body[0], body[1]) - reach
+        return _seg_seg_dist(body[0], body[1], ep.geom[1], ep.geom[2]) - reach
+
+    ts = np.linspace(lo, hi, 64)
+    hv = np.array([h(x) for x in ts])
+    if not np.any(np.isfinite(hv)):
+        return None
+    inside = np.nonzero(hv <= 3 * sh.sig + 2.0)[0]
+    if len(inside) == 0:
+        return None
+    tc = float(ts[inside[0]])
+    body = _pin_body(sh, knocker, tc, base0)
+    n = None
+    if body is not None:
+        tgt = ep.geom[1] if ep.geom[0] == "circle" else 0.5 * (ep.geom[1] + ep.geom[2])
+        p = _closest_on_seg(tgt, body[0], body[1])
+        n = tgt - p
+        nn = float(np.hypot(*n))
+        n = n / nn if nn > 1e-6 else None
+    # an observed (interpolated) body: coarse timing
+    return tc, 0.35 * sh.dt, n
+
+
+def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[str]]:
+    episodes = sh.episodes
+    warnings: list[str] = []
+    events: list[dict] = []
+    roots: dict[str, list[str]] = {}  # pin -> balls at the root of its latest knock
+    started: dict[str, tuple[float, np.ndarray]] = {}  # pin -> (onset time, base) of its motion
+    fi = sh.tracks.frame_index
+    conf_needed = sh.s.confidence
+    for ep in episodes:
+        cands: dict[str, tuple[float, float, np.ndarray | None]] = {}
+        for b in BALL_IDS:
+            if b in sh.off_row and sh.off_row[b] <= ep.onset_row - 1:
+                continue
+            res = _ball_knock_time(sh, b, ep)
+            if res is not None:
+                cands[b] = res
+        for k, (k_onset, base0) in started.items():
+            if k == ep.pin or k_onset >= ep.t_hi:
+                continue
+            res = _pin_knock_time(sh, k, base0, k_onset, ep)
+            if res is not None:
+                cands[k] = res
+        gap = sh.gap_between(ep.t_lo - sh.dt, ep.t_hi + sh.dt)
+        # likelihoods: contact time inside the onset interval, push along the pin's path
+        like: dict[str, float] = {}
+        for c, (tc, sc, n) in cands.items():
+            s = math.sqrt(sc * sc + sh.s.onset_sigma_s ** 2)
+            lt = _norm_cdf((ep.t_hi - tc) / s) - _norm_cdf((ep.t_lo - tc) / s)
+            ld = 1.0
+            if ep.direction is not None and n is not None:
+                cosang = float(np.clip(ep.direction @ n, -1.0, 1.0))
+                ang = math.acos(cosang)
+                ld = math.exp(-0.5 * (ang / ep.dir_sigma) ** 2)
+            like[c] = max(lt, 1e-12) * max(ld, 1e-12)
+        total = sum(like.values())
+        t_hit = 0.5 * (ep.t_lo + ep.t_hi)
+        frames = [int(fi[max(ep.onset_row - 1, 0)]), int(fi[ep.onset_row])]
+        if not cands:
+            movers = [b for b in BALL_IDS if b not in sh.off_row]
+            events.append({"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": movers, "confidence": 0.0,
+                           "frames": frames, "reason": "no ball or pin in reach when it started to move"})
+            warnings.append(f"pin {ep.pin} started moving with nothing in reach")
+            roots[ep.pin] = movers
+            started.setdefault(ep.pin, (t_hit, _geom_base(ep)))
+            continue
+        post = {c: v / total for c, v in like.items()} if total > 0 else {c: 1.0 / len(cands) for c in cands}
+        best = max(post, key=post.get)
+        tc, sc, _ = cands[best]
+        t_hit = min(max(tc, ep.t_lo - sh.dt), ep.t_hi + sh.dt)
+        p_rounded = {c: round(v, 4) for c, v in sorted(post.items(), key=lambda kv: -kv[1])}
+        doubt = post[best] < conf_needed or (gap and len(cands) > 1)
+        if not doubt:
+            ev = {"t": t_hit, "type": "pin_hit", "pin": ep.pin, "by": best, "confidence": post[best],
+                  "sigma": round(sc, 6), "frames": frames}
+            if len(cands) > 1:
+                ev["p"] = p_rounded
+            if gap:
+                ev["gap"] = True
+            events.append(ev)
+            roots[ep.pin] = roots.get(best, [best]) if best in PIN_IDS else [best]
+        else:
+            balls: list[str] = []
+            floor = (1.0 - conf_needed) / max(len(post), 1)
+            for c, v in sorted(post.items(), key=lambda kv: -kv[1]):
+                if v < floor and c != best:
+                    continue
+                for root in (roots.get(c, []) if c in PIN_IDS else [c]):
+                    if root not in balls:
+                        balls.append(root)
+            reason = "dropped frame while it started to move" if gap and len(cands) > 1 else \
+                f"knocker not established at confidence {conf_needed}"
+            events.append({"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": balls,
+                           "confidence": post[best], "p": p_rounded, "frames": frames, "reason": reason})
+            roots[ep.pin] = balls
+        if ep.pin not in started or True:
+            started[ep.pin] = (t_hit, _geom_base(ep))
+    return events, warnings
+
+
+def _geom_base(ep: _Episode) -> np.ndarray:
+    if ep.geom[0] == "circle":
+        return np.asarray(ep.geom[1], dtype=np.float64)
+    return 0.5 * (ep.geom[1] + ep.geom[2])
+
+
+# ------------------------------------------------------------------ positions
+def _position(sh: _Shot, rows: np.ndarray, before: bool) -> dict:
+    balls: dict = {}
+    for b in BALL_IDS:
+        tr = sh.tracks.balls[b]
+        ok = rows[np.isin(tr.state[rows], _ON_CLOTH) & np.all(np.isfinite(tr.xy[rows]), axis=1)]
+        pos = rest_position(tr.xy, ok) if len(ok) else None
+        balls[b] = None if pos is None else [round(float(pos[0]), 2), round(float(pos[1]), 2)]
+    pins: dict = {}
+    for p in PIN_IDS:
+        tr = sh.tracks.pins[p]
+        states = [int(s) for s in tr.state[rows] if int(s) in _PIN_RECORD_STATE]
+        pos = rest_position(tr.xy, rows)
+        if not states:
+            # moving or unseen throughout: the last known resting state
+            known = [int(s) for s in tr.state[: rows[-1] + 1] if int(s) in _PIN_RECORD_STATE]
+            states = [known[-1]] if known else [int(PinState.STANDING)]
+        state = _PIN_RECORD_STATE[max(set(states), key=states.count)]
+        if pos is None:
+            pos = np.array(sh.table.pin_spot(p))
+        entry = {"at": [round(float(pos[0]), 2), round(float(pos[1]), 2)], "state": state}
+        if state == "leaning":
+            entry["on"] = _support(sh, p, pos, rows, balls)
+        pins[p] = entry
+    return {"balls": balls, "pins": pins}
+
+
+def _support(sh: _Shot, pin: str, pos: np.ndarray, rows: np.ndarray, balls: dict) -> str:
+    """What a leaning pin leans on: the nearest ball or other pin."""
+    best, dist = None, math.inf
+    for b, xy in balls.items():
+        if xy is not None:
+            d = math.hypot(xy[0] - pos[0], xy[1] - pos[1])
+            if d < dist:
+                best, dist = b, d
+    for q in PIN_IDS:
+        if q == pin:
+            continue
+        xy = rest_position(sh.tracks.pins[q].xy, rows)
+        if xy is not None:
+            d = math.hypot(xy[0] - pos[0], xy[1] - pos[1])
+            if d < dist:
+                best, dist = q, d
+    return best or "king" if pin != "king" else (best or "head")
