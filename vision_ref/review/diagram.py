@@ -335,7 +335,7 @@ def call_title(decision: dict | None) -> str:
         return "Shot"
     head = f"Shot {decision['shot']}, {decision['shooter']}"
     if decision.get("foul"):
-        head += ": foul " + ", ".join(f["rule"] for f in decision.get("fouls", []))
+        head += ": foul " + ", ".join(dict.fromkeys(f["rule"] for f in decision.get("fouls", [])))
     pts = decision.get("points", 0)
     call = f"{pts} point{'s' if pts != 1 else ''} to {decision['credited_to']}" if pts else "no points"
     return f"{head} - {call}" if decision.get("foul") else f"{head}: {call}"

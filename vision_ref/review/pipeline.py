@@ -61,12 +61,16 @@ class ReviewResult:
         end = "draw" if w == "draw" else (f"{w} wins" if w else "game not finished")
         fouls = sum(1 for d in self.decisions if d.get("foul"))
         doubts = sum(1 for r in self.records if any(e.get("type") == "doubt" for e in r.get("events", [])))
-        lines = [f"{len(self.decisions)} shots ({fouls} fouls, {doubts} with a doubt) in {self.frames} frames "
+        lines = [f"{_n(len(self.decisions), 'shot')} ({_n(fouls, 'foul')}, {doubts} with a doubt) in {self.frames} frames "
                  f"({self.video_seconds:.1f} s of video); score {score}, {end}"]
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"wrote {self.match_path}, {self.decisions_path.name}, {self.report.name}, "
                      f"{len(self.diagrams)} diagrams" + (f", {self.annotated.name}" if self.annotated else ""))
         return "\n".join(lines)
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 class Progress:
@@ -210,7 +214,7 @@ def _bgr_of(frame):
 def strike_time(record: dict, tracks, window) -> float:
     """The strike on the tracks' clock: segmentation's sub-frame estimate (the window's
     ``strike_t``, else the record's), else the timestamp of the strike row."""
-    for v in (getattr(window, "strike_t", None), record.get("strike_t")):
+    for v in (getattr(window, "strike_t", None), record.get("strike_clip_t"), record.get("strike_t")):
         if isinstance(v, (int, float)) and np.isfinite(v):
             return float(v)
     return float(tracks.t[int(window.strike_row)])
@@ -249,15 +253,23 @@ def adjudicate_tracks(tracks, match, *, table, settings=None, notes: list[str] |
     for k, w in enumerate(windows):
         at = float(tracks.t[int(w.strike_row)])
         if match.game_over:
-            notes.append(f"{len(windows) - k} shots after the end of the game (from t={at:.1f} s) were not adjudicated")
+            notes.append(f"{_n(len(windows) - k, 'shot')} after the end of the game (from t={at:.1f} s) were not adjudicated")
             break
-        record = infer_shot(tracks, w, shooter=match.turn, table=table, settings=settings)
+        try:
+            record = infer_shot(tracks, w, shooter=match.turn, table=table, settings=settings)
+        except ContractError as exc:
+            # The tracks do not make a valid record (e.g. a ball was not found before the strike).
+            # Reported, not guessed: the match goes on without this shot.
+            notes.append(f"the shot at t={at:.2f} s could not be reviewed: {exc}; it is left out, so the turn "
+                         "order after it may be wrong")
+            continue
         if not getattr(w, "complete", True):
             notes.append(f"the shot at t={at:.2f} s was cut off before the table came to rest; "
                          "its record ends where the footage does")
         warnings = []
         if check_respot is not None and outcomes:
             warnings = [f"placement before this shot: {m}" for m in check_respot(outcomes[-1].decision, record["before"])]
+        warnings += [str(x) for x in record.get("warnings", []) if x]
         try:
             decision = match.play(record)
         except ContractError as exc:
@@ -419,7 +431,7 @@ def review_video(
     if stopped is not None:
         notes.append(f"the video could not be read to the end: {stopped}")
     if n_dropped:
-        notes.append(f"{n_dropped} frames missing from the recording (timestamp gaps); treated as gaps, not interpolated")
+        notes.append(f"{_n(n_dropped, 'frame')} missing from the recording (timestamp gaps); treated as gaps, not interpolated")
     if reader.timestamp_note:
         notes.append(reader.timestamp_note)
 
@@ -453,7 +465,7 @@ def review_video(
         timings=timings,
     )
     if stopped is not None:
-        raise VideoError(f"{stopped}; the {len(outcomes)} shots decided before that are written to {out}")
+        raise VideoError(f"{stopped}; the {_n(len(outcomes), 'shot')} decided before that are written to {out}")
     return result
 
 

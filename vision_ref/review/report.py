@@ -104,6 +104,14 @@ def _doubts(record: dict) -> list[str]:
     return out
 
 
+def _counted(items: list[str]) -> list[tuple[str, int]]:
+    """Repeated warnings once each, with how often, in first-seen order."""
+    counts: dict[str, int] = {}
+    for it in items:
+        counts[it] = counts.get(it, 0) + 1
+    return list(counts.items())
+
+
 def _rules_html(decision: dict) -> str:
     chips = []
     foul_rules = {f["rule"] for f in decision.get("fouls", [])}
@@ -137,14 +145,19 @@ def _shot_html(sr: ShotReport, players: list[str]) -> str:
            f'{badge}</h2>',
            f'<div class="meta">score after: <b>{score}</b> &middot; next: {_esc(d.get("next") or "-")} {where}</div>',
            f'<div class="rules">{_rules_html(d)}</div>']
-    for text in _doubts(rec):
-        out.append(f'<div class="doubtbox">Doubt: {_esc(text)}</div>')
+    doubts = _doubts(rec)
+    if len(doubts) == 1:
+        out.append(f'<div class="doubtbox">Doubt: {_esc(doubts[0])}</div>')
+    elif doubts:
+        items = "".join(f"<li>{_esc(t)}</li>" for t in doubts)
+        out.append(f'<div class="doubtbox">Doubts ({len(doubts)}):<ul>{items}</ul></div>')
     conf = rec.get("confidence")
     if isinstance(conf, (int, float)):
         low = " low" if conf < 0.9 else ""
         out.append(f'<div class="conf{low}">inference confidence {100 * float(conf):.1f}%</div>')
-    for wtext in sr.warnings:
-        out.append(f'<div class="warn">Warning: {_esc(wtext)}</div>')
+    for wtext, count in _counted(sr.warnings):
+        times = f" (&times;{count})" if count > 1 else ""
+        out.append(f'<div class="warn">Warning: {_esc(wtext)}{times}</div>')
     body = ['<div class="body">']
     if sr.diagram_png:
         uri = "data:image/png;base64," + base64.b64encode(sr.diagram_png).decode("ascii")
@@ -180,6 +193,7 @@ vertical-align:middle}
 .rules{margin:4px 0 8px} .rule{display:inline-block;font-size:12px;border:1px solid #ccd;border-radius:3px;
 padding:1px 6px;margin:2px 3px 2px 0;background:#f6f7fb} .rule.foul{border-color:#c0392b;background:#fdf0ef}
 .doubtbox{background:#fff4e5;border:1px solid #e67e22;padding:5px 8px;margin:6px 0;font-size:13px}
+.doubtbox ul{margin:2px 0 0 0;padding-left:20px}
 .warn{background:#fffbe0;border:1px solid #d4b000;padding:5px 8px;margin:6px 0;font-size:13px}
 .conf{font-size:12px;color:#555} .conf.low{color:#b35c00;font-weight:600}
 .body{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
