@@ -108,7 +108,7 @@ def class_weight(y, u, v, ref, prm):
 
 @njit(cache=True)
 def ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, prm, masks, n_masks, out_cls, out_fg):
-    """Fill out_cls[:h, :w] (colour-class x foreground) and out_fg[:h, :w] (foreground) for a window.
+    """Fill out_cls[:h, :w] (colour-class x foreground) and out_fg[:h, :w] (refinement weight) for a window.
 
     ``masks[:n_masks]`` rows (cx, cy, r) in frame pixels: objects already found this
     frame, zeroed so a neighbour touching this ball does not pull it.
@@ -129,9 +129,11 @@ def ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, prm, mask
                 out_fg[j, i] = 0.0
                 continue
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
-            f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            by = bgy[yy, xx]
+            f = fg_weight(y, u, v, by, bgu[yy, xx], bgv[yy, xx], prm)
+            c = f * class_weight(y, u, v, ref, prm) if f > 0.0 else 0.0
+            out_cls[j, i] = c
             out_fg[j, i] = f
-            out_cls[j, i] = f * class_weight(y, u, v, ref, prm) if f > 0.0 else 0.0
 
 
 @njit(cache=True)
@@ -212,14 +214,15 @@ def top_peaks(scores, h, w, min_sep, min_score, k_max, out):
 
 
 @njit(cache=True)
-def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, out):
+def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narrow, out):
     """Sub-pixel centre of a (possibly motion-blurred) ball by iterated weighted centroids.
 
     The region is the capsule of radius rho around the segment cx,cy +- hl*(ux,uy)
     (hl = half the blur streak; 0 for a still ball), with anti-aliased membership so
     the estimate moves smoothly. ``n_wide`` iterations use rho = r + 2 (fast pull-in),
-    then ``n_narrow`` use rho = r + 0.5 so touching neighbours, pins and cushions do
-    not bias the fixed point. A blurred disk is the disk convolved with the streak, so
+    then ``n_narrow`` use rho = r + pad_narrow: a margin just wide enough to hold the
+    whole blob (chroma subsampling widens a coloured ball's blob by a pixel or so)
+    while touching neighbours, pins and cushions stay (almost) outside. A blurred disk is the disk convolved with the streak, so
     the centroid is the centre at mid-exposure. Writes the centre, weight sum, region
     area, the weighted covariance (for the streak length) and the fill fraction.
     """
@@ -230,7 +233,9 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, out):
     sxy = 0.0
     syy = 0.0
     for it in range(total + 1):
-        rho = r + 2.0 if it < n_wide or it == total else r + 0.5
+        rho = r + 2.0 if it < n_wide or it == total else r + pad_narrow
+        r_out2 = (rho + 0.5) * (rho + 0.5)
+        r_in2 = (rho - 0.5) * (rho - 0.5)
         ext = rho + hl + 1.0
         j0 = max(int(math.floor(cy - ext)), 0)
         j1 = min(int(math.ceil(cy + ext)), h - 1)
@@ -254,9 +259,10 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, out):
                     t = -hl
                 ex = dx - t * ux
                 ey = dy - t * uy
-                a = _clip01(rho + 0.5 - math.sqrt(ex * ex + ey * ey))
-                if a <= 0.0:
+                d2 = ex * ex + ey * ey
+                if d2 >= r_out2:
                     continue
+                a = 1.0 if d2 <= r_in2 else rho + 0.5 - math.sqrt(d2)
                 area += a
                 wa = wmap[j, i] * a
                 sw += wa
@@ -330,7 +336,8 @@ def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out
     """
     for q in range(N_BLOB):
         out[q] = 0.0
-    best = thresh
+    # the seed: the strongest pixel, discounted with distance so the nearest of equals wins
+    best = 0.0
     bx = -1
     by = -1
     r2 = search_r * search_r
@@ -342,10 +349,13 @@ def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out
         for i in range(i0, i1):
             dx = i - sx
             dy = j - sy
-            if dx * dx + dy * dy <= r2 and fg[j, i] >= best:
-                best = fg[j, i]
-                bx = i
-                by = j
+            d2 = dx * dx + dy * dy
+            if d2 <= r2 and fg[j, i] >= thresh:
+                s = fg[j, i] * (1.0 - 0.5 * d2 / (r2 + 1.0))
+                if s > best:
+                    best = s
+                    bx = i
+                    by = j
     if bx < 0:
         return 0
     for j in range(h):
@@ -546,6 +556,39 @@ def sample_pairs(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, out_frame, out_bg):
 
 
 @njit(cache=True)
+def grid_point(grid, step, px, py, c0, z_frac):
+    """One bilinear lookup of channels c0, c0+1 of a grid, blended towards c0+2, c0+3 by z_frac
+    (the plane grid: z = 0 in channels 0-1, z = Z_REF in 2-3; the ball grid: z_frac = 0)."""
+    gh = grid.shape[0]
+    gw = grid.shape[1]
+    fx = px / step
+    fy = py / step
+    i = min(max(int(math.floor(fx)), 0), gw - 2)
+    j = min(max(int(math.floor(fy)), 0), gh - 2)
+    ax = fx - i
+    ay = fy - j
+    w00 = (1 - ax) * (1 - ay)
+    w01 = ax * (1 - ay)
+    w10 = (1 - ax) * ay
+    w11 = ax * ay
+    out_x = 0.0
+    out_y = 0.0
+    for c in range(2):
+        ch = c0 + c
+        v = w00 * grid[j, i, ch] + w01 * grid[j, i + 1, ch] + w10 * grid[j + 1, i, ch] + w11 * grid[j + 1, i + 1, ch]
+        if z_frac != 0.0:
+            ch2 = ch + 2
+            v2 = (w00 * grid[j, i, ch2] + w01 * grid[j, i + 1, ch2] + w10 * grid[j + 1, i, ch2]
+                  + w11 * grid[j + 1, i + 1, ch2])
+            v = v + (v2 - v) * z_frac
+        if c == 0:
+            out_x = v
+        else:
+            out_y = v
+    return out_x, out_y
+
+
+@njit(cache=True)
 def grid_lookup(grid, step, px, py, out, n):
     """Bilinear lookup of a (gh, gw, C) grid sampled every ``step`` pixels at n points -> out (n, C)."""
     gh = grid.shape[0]
@@ -569,3 +612,103 @@ def grid_lookup(grid, step, px, py, out, n):
         for c in range(nch):
             out[k, c] = ((1 - ax) * (1 - ay) * grid[j, i, c] + ax * (1 - ay) * grid[j, i + 1, c]
                          + (1 - ax) * ay * grid[j + 1, i, c] + ax * ay * grid[j + 1, i + 1, c])
+
+
+@njit(cache=True)
+def label_blobs(fg, band, nu, nv, h, w, thresh, min_sumw, labels, stack, stats, max_comp):
+    """Every 8-connected blob (fg >= thresh) of a window with its moments (rows of N_BLOB, as blob_at).
+
+    Blobs lighter than ``min_sumw`` are dropped. Returns the number kept (<= max_comp).
+    """
+    for j in range(h):
+        for i in range(w):
+            labels[j, i] = 0
+    nc = 0
+    for j0 in range(h):
+        for i0 in range(w):
+            if labels[j0, i0] != 0 or fg[j0, i0] < thresh:
+                continue
+            if nc >= max_comp:
+                return nc
+            labels[j0, i0] = 1
+            stack[0] = j0
+            stack[1] = i0
+            top = 1
+            npix = 0
+            sw = 0.0
+            smx = 0.0
+            smy = 0.0
+            sxx = 0.0
+            sxy = 0.0
+            syy = 0.0
+            sb = 0.0
+            sbx = 0.0
+            sby = 0.0
+            sbu = 0.0
+            sbv = 0.0
+            x0 = i0
+            x1 = i0
+            y0 = j0
+            y1 = j0
+            while top > 0:
+                top -= 1
+                j = stack[2 * top]
+                i = stack[2 * top + 1]
+                wv = fg[j, i]
+                npix += 1
+                sw += wv
+                smx += wv * i
+                smy += wv * j
+                sxx += wv * i * i
+                sxy += wv * i * j
+                syy += wv * j * j
+                b = band[j, i]
+                sb += b
+                sbx += b * i
+                sby += b * j
+                sbu += b * nu[j, i]
+                sbv += b * nv[j, i]
+                if i < x0:
+                    x0 = i
+                if i > x1:
+                    x1 = i
+                if j < y0:
+                    y0 = j
+                if j > y1:
+                    y1 = j
+                for dj in range(-1, 2):
+                    jj = j + dj
+                    if jj < 0 or jj >= h:
+                        continue
+                    for di in range(-1, 2):
+                        ii = i + di
+                        if ii < 0 or ii >= w or labels[jj, ii] != 0:
+                            continue
+                        if fg[jj, ii] >= thresh:
+                            labels[jj, ii] = 1
+                            stack[2 * top] = jj
+                            stack[2 * top + 1] = ii
+                            top += 1
+            if sw < min_sumw:
+                continue
+            out = stats[nc]
+            mx = smx / sw
+            my = smy / sw
+            out[B_SUMW] = sw
+            out[B_CX] = mx
+            out[B_CY] = my
+            out[B_SXX] = sxx / sw - mx * mx
+            out[B_SXY] = sxy / sw - mx * my
+            out[B_SYY] = syy / sw - my * my
+            out[B_BAND] = sb
+            out[B_BX] = sbx / sb if sb > 1e-9 else mx
+            out[B_BY] = sby / sb if sb > 1e-9 else my
+            out[B_BU] = sbu / sb if sb > 1e-9 else 0.0
+            out[B_BV] = sbv / sb if sb > 1e-9 else 0.0
+            out[B_NPIX] = npix
+            out[B_X0] = x0
+            out[B_X1] = x1
+            out[B_Y0] = y0
+            out[B_Y1] = y1
+            nc += 1
+    return nc

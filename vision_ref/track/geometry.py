@@ -106,6 +106,20 @@ class Geometry:
         f = np.asarray(z, dtype=np.float64).reshape(-1, 1) / Z_REF
         return out[:, :2] + (out[:, 2:] - out[:, :2]) * f
 
+    def plane_point(self, x: float, y: float, z: float) -> tuple[float, float]:
+        """One pixel -> table point at height z (the cheap scalar path of the per-frame loop)."""
+        return K.grid_point(self.plane, float(STEP), x, y, 0, z / Z_REF)
+
+    def ball_point(self, x: float, y: float) -> tuple[float, float]:
+        """One silhouette centroid (px) -> ball centre on the table (mm)."""
+        return K.grid_point(self.ball, float(STEP), x, y, 0, 0.0)
+
+    def ball_radius_px(self, x: float, y: float) -> float:
+        gh, gw = self.ball.shape[:2]
+        i = min(max(int(x / STEP + 0.5), 0), gw - 1)
+        j = min(max(int(y / STEP + 0.5), 0), gh - 1)
+        return float(self.ball[j, i, 2])
+
     def ball_px(self, xy: np.ndarray) -> np.ndarray:
         """Table positions (N,2) of resting balls -> silhouette centroids (N,2) px."""
         xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)

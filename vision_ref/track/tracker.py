@@ -128,6 +128,7 @@ class _Ball:
         self.radius = 10.0
         self.streak = 0.0
         self.placed = False
+        self.just_started = 0  # frames left of the wide gate after leaving rest
 
     @property
     def pos(self) -> tuple[float, float]:
@@ -152,6 +153,9 @@ class _Pin:
         self.angle = math.nan
         self.conf = 0.0
         self.tight = False  # standing and unchanged: tight window
+        self.half_extent = 0.0  # half the blob's bbox (px): the tight window's size
+        self.vx = 0.0  # centroid motion (px per frame) while it moves
+        self.vy = 0.0
 
 
 class Tracker:
@@ -179,6 +183,7 @@ class Tracker:
         self.W, self.H = profile.image_size
         self.geo = Geometry(profile.camera, profile.table)
         self.mm_px = self.geo.mm_per_px
+        self.pad_narrow = 1.5
         self._bg_bgr = cv2.resize(profile.background, (self.W, self.H), interpolation=cv2.INTER_LINEAR)
         self._bg: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._refs(profile)
@@ -259,6 +264,9 @@ class Tracker:
         self.pin_len_px = self.pin_h / self.mm_px
         self.white_spot_px = self.geo.ball_px(np.array([t.ball_spot(1), t.ball_spot(3)]))
         self.pin_stand_r_px = np.array([t.pin_top_radius(p) for p in PIN_IDS]) / self.mm_px
+        # smallest blob still taken for a pin: about half of a standing pin seen from above
+        # (a cloth mark blurred by compression is a quarter of that)
+        self.pin_min_area = 0.55 * math.pi * self.pin_stand_r_px**2
 
     def _background(self, mode: int, frame: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Background planes in the input's representation (built on first use of a mode)."""
@@ -336,6 +344,9 @@ class Tracker:
         g = 3.0 + 3.0 * sig + 0.9 * speed
         if b.state == BallState.AT_REST:
             g = 3.0 + 3.0 * sig
+        elif b.just_started > 0:
+            # struck: it may leave at up to ~12 m/s within the very next frame
+            g = max(g, 12000.0 * dt / self.mm_px)
         # a moving ball nearby may hit this one: it can leave at the other's speed
         px, py = b.pos
         for o in self.balls:
@@ -394,15 +405,33 @@ class Tracker:
         if n == 0:
             return []
         k = K.top_peaks(self._scores, h, w, r, 0.22, 3, self._peaks)
-        out = []
-        for q in range(k):
-            sx, sy = self._peaks[q, 0], self._peaks[q, 1]
-            K.refine_capsule(self._w_fg, h, w, sx, sy, ux, uy, hl, r, 2, 4, self._refine)
-            res = self._refine.copy()
-            if res[K.R_SUMW] <= 0:
-                continue
-            out.append((res[K.R_CX] + x0, res[K.R_CY] + y0, float(self._peaks[q, 2]), res))
-        return out
+        self._win = (x0, y0, w, h, ux, uy, hl, r)
+        return [(self._peaks[q, 0] + x0, self._peaks[q, 1] + y0, float(self._peaks[q, 2]), None) for q in range(k)]
+
+    def _refined(self, cand):
+        """Sub-pixel refinement of a peak of the last searched window; None when it holds no ball."""
+        x0, y0, w, h, ux, uy, hl, r = self._win
+        K.refine_capsule(self._w_fg, h, w, cand[0] - x0, cand[1] - y0, ux, uy, hl, r, 2, 3, self.pad_narrow,
+                         self._refine)
+        res = self._refine
+        if res[K.R_SUMW] <= 0 or res[K.R_FILL] < 0.45:
+            return None
+        # the streak seen may differ from the one predicted (a collision or cushion changed the
+        # direction): refit along the measured axis with the measured length
+        axis, length = _streak_of(res)
+        if length > 3.0:
+            mux, muy = math.cos(axis), math.sin(axis)
+            turn = abs(mux * ux + muy * uy)
+            # with a known exposure the predicted length is kept (a pin pushed ahead of the ball
+            # would lengthen the measured one); only the direction is taken from the blob
+            new_hl = hl if (self.exposure_s is not None and hl > 0.0) else 0.5 * length
+            if turn < 0.96 or abs(new_hl - hl) > 1.5:
+                K.refine_capsule(self._w_fg, h, w, res[K.R_CX], res[K.R_CY], mux, muy, new_hl, r, 1, 3,
+                                 self.pad_narrow, self._refine)
+                res = self._refine
+                if res[K.R_SUMW] <= 0 or res[K.R_FILL] < 0.45:
+                    return None
+        return (res[K.R_CX] + x0, res[K.R_CY] + y0, cand[2], res.copy())
 
     def _accept(self, b: _Ball, cand, dt: float) -> None:
         x, y, fill, res = cand
@@ -411,10 +440,7 @@ class Tracker:
         b.meas[:] = (x, y)
         b.conf = float(min(1.0, max(0.0, res[K.R_FILL])) * min(1.0, fill / 0.6))
         # streak length from the covariance: a blurred disk has along-axis variance r^2/4 + L^2/12
-        sxx, sxy, syy = res[K.R_SXX], res[K.R_SXY], res[K.R_SYY]
-        tr, det = sxx + syy, sxx * syy - sxy * sxy
-        disc = math.sqrt(max(0.25 * tr * tr - det, 0.0))
-        b.streak = math.sqrt(max(0.0, 12.0 * 2.0 * disc))
+        b.streak = _streak_of(res)[1]
         r_meas = 0.05 if b.state == BallState.AT_REST else 0.3
         if b.streak > 3.0:
             r_meas += 0.02 * b.streak
@@ -432,6 +458,7 @@ class Tracker:
             d = math.hypot(x - b.anchor[0], y - b.anchor[1]) * mm
             if d > 1.2:
                 b.state = BallState.MOVING
+                b.just_started = 2
                 b.anchor_n = 0
                 n = len(b.recent)
                 if n >= 2:
@@ -459,6 +486,8 @@ class Tracker:
                 self._backdate_rest(b.index, 4)
                 return
         b.state = BallState.MOVING
+        if b.just_started > 0:
+            b.just_started -= 1
 
     def _backdate_rest(self, ball: int, n: int) -> None:
         """Rest is confirmed a few frames late: mark those rows at rest in the history too."""
@@ -474,7 +503,7 @@ class Tracker:
         b.known = True
         b.state = BallState.MOVING
         b.recent.clear()
-        b.radius = float(self.geo.ball_at(np.array([[x, y]]))[0, 2])
+        b.radius = self.geo.ball_radius_px(x, y)
 
     def _track_balls(self, dt: float) -> None:
         accel = 4000.0 / self.mm_px  # px/s^2: rolling friction and cushions/collisions (via the gate)
@@ -483,7 +512,7 @@ class Tracker:
             if b.known:
                 b.kx.predict(dt, accel)
                 b.ky.predict(dt, accel)
-                b.radius = float(self.geo.ball_at(np.array([b.pos]))[0, 2])
+                b.radius = self.geo.ball_radius_px(*b.pos)
         known = [b for b in self.balls if b.known and b.state not in (BallState.OFF_TABLE, BallState.IN_HAND)]
         # balls at rest first (their measurements are the most certain), then by speed
         known.sort(key=lambda b: (b.state != BallState.AT_REST, math.hypot(*b.vel)))
@@ -505,6 +534,7 @@ class Tracker:
             if best is not None:
                 self._accept(b, best, dt)
             done.add(b.index)
+        self._separate_touching()
         lost = [b for b in self.balls if not b.found]
         self._frames_since_coarse += 1
         if lost and (self._frames_since_coarse >= 4 or any(b.lost_frames < 3 for b in lost)):
@@ -513,24 +543,59 @@ class Tracker:
             if not b.found:
                 self._lost(b)
 
-    def _pick(self, b: _Ball, cands, gate: float):
-        best, best_cost = None, math.inf
-        px, py = b.pos
-        for c in cands:
-            if c[3][K.R_FILL] < 0.45:
+    def _separate_touching(self) -> None:
+        """Balls found touching: refine each again with every other ball masked at its final place.
+
+        The first pass masks only the balls found before it, so the one processed first
+        may have been pulled by a neighbour it touches."""
+        found = [b for b in self.balls if b.found]
+        for b in found:
+            near = [o for o in found if o is not b
+                    and math.hypot(o.meas[0] - b.meas[0], o.meas[1] - b.meas[1]) < b.radius + o.radius + 6.0]
+            if not near:
                 continue
-            d = math.hypot(c[0] - px, c[1] - py)
-            cost = -c[2] + 0.35 * (d / max(gate, 1.0)) ** 2
-            if cost < best_cost:
-                best, best_cost = c, cost
-        return best
+            self._n_masks = 0
+            for o in found:
+                if o is not b:
+                    self._push_mask(o.meas[0], o.meas[1], o.radius + 0.5)
+            mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+            ux, uy, hl = self._streak(b)
+            x0, y0, w, h = self._window(b.meas[0], b.meas[1], b.radius + hl + 5.0)
+            K.ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.refs[b.index], self.prm,
+                           self._masks, self._n_masks, self._w_cls, self._w_fg)
+            K.refine_capsule(self._w_fg, h, w, b.meas[0] - x0, b.meas[1] - y0, ux, uy, hl, b.radius, 0, 3,
+                             self.pad_narrow, self._refine)
+            res = self._refine
+            if res[K.R_SUMW] > 0 and res[K.R_FILL] >= 0.45:
+                nx, ny = res[K.R_CX] + x0, res[K.R_CY] + y0
+                # the filter took the first measurement; apply the correction to it and the output
+                dx, dy = nx - b.meas[0], ny - b.meas[1]
+                b.meas[:] = (nx, ny)
+                b.kx.x += dx
+                b.ky.x += dy
+                if b.state == BallState.AT_REST and b.anchor_n > 0:
+                    b.anchor += np.array([dx, dy]) / max(min(b.anchor_n, 61), 1)
+        self._n_masks = 0
+        for b in found:
+            self._push_mask(b.meas[0], b.meas[1], b.radius + 0.5)
+
+    def _pick(self, b: _Ball, cands, gate: float):
+        """The refined peak that best continues the track (the cheapest-looking first)."""
+        px, py = b.pos
+        order = sorted(cands, key=lambda c: -c[2] + 0.35 * (math.hypot(c[0] - px, c[1] - py) / max(gate, 1.0)) ** 2)
+        for c in order:
+            ref = self._refined(c)
+            if ref is not None:
+                return ref
+        return None
 
     def _track_whites_jointly(self, w1: _Ball, w2: _Ball, gates, dt: float) -> None:
         """Both whites near each other: choose the pair of peaks that best continues both tracks."""
         cands = []
         for b in (w1, w2):
             for c in self._search(b, b.pos[0], b.pos[1], gates[b.index]):
-                if c[3][K.R_FILL] < 0.45:
+                c = self._refined(c)
+                if c is None:
                     continue
                 if all(math.hypot(c[0] - o[0], c[1] - o[1]) > 0.8 * b.radius for o in cands):
                     cands.append(c)
@@ -563,7 +628,7 @@ class Tracker:
         if not b.known or b.state in (BallState.OFF_TABLE, BallState.IN_HAND):
             return
         t = self.table
-        xy = self.geo.ball_at(np.array([b.pos]))[0]
+        xy = self.geo.ball_point(*b.pos)
         vx, vy = b.vel
         speed_mm = math.hypot(vx, vy) * self.mm_px
         near_x = abs(xy[0]) > t.half_length - t.ball_radius - 40.0
@@ -660,41 +725,102 @@ class Tracker:
             self._accept(b, cand, self._dt)
 
     # ---- pins ---------------------------------------------------------------------------------------
-    def _track_pins(self) -> None:
+    def _pin_window_weights(self, x0: int, y0: int, w: int, h: int) -> None:
         mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        K.pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._masks, self._n_masks,
+                      self._w_fg, self._w_band, self._w_u, self._w_v)
+
+    def _track_pins(self) -> None:
         n_ball_masks = self._n_masks
-        for b in self.balls:  # widen the ball masks a little: pins touching a ball keep their own pixels
-            pass
+        loose: list[_Pin] = []
         for p in self.pins:
             k = p.index
             if math.isnan(p.cx):
-                sx, sy = self.pin_spot_px[k]
-                p.cx, p.cy = float(sx), float(sy)
+                p.cx, p.cy = (float(v) for v in self.pin_spot_px[k])
                 p.tight = False
-            # other pins' last blobs are masked with a small disk so a neighbour is never taken
+            if not p.tight:
+                loose.append(p)
+                continue
+            # at rest and unchanged so far: a tight look around its blob confirms it
             self._n_masks = n_ball_masks
-            for o in self.pins:
-                if o is not p and not math.isnan(o.cx) and o.state in (PinState.STANDING, PinState.RAIL_STANDING):
-                    if math.hypot(o.cx - p.cx, o.cy - p.cy) < 2.5 * self.pin_len_px[k]:
-                        self._push_mask(o.cx, o.cy, 1.6 * self.pin_stand_r_px[o.index])
-            half = 2.2 * self.pin_stand_r_px[k] + 3.0 if p.tight else self.pin_len_px[k] + 10.0
+            half = max(p.half_extent, 2.2 * self.pin_stand_r_px[k]) + 3.0
             x0, y0, w, h = self._window(p.cx, p.cy, half)
-            if w < 3 or h < 3:
-                self._pin_missing(p)
+            self._pin_window_weights(x0, y0, w, h)
+            npix = K.blob_at(self._w_fg, self._w_band, self._w_u, self._w_v, h, w, p.cx - x0, p.cy - y0,
+                             0.6 * self.pin_stand_r_px[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
+            if npix == 0 or self._blob[K.B_SUMW] < self.pin_min_area[k]:
+                p.tight = False
+                loose.append(p)
                 continue
-            K.pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._masks, self._n_masks,
-                          self._w_fg, self._w_band, self._w_u, self._w_v)
-            search = 0.6 * self.pin_stand_r_px[k] + 2.0 if p.tight else self.pin_len_px[k]
-            npix = K.blob_at(self._w_fg, self._w_band, self._w_u, self._w_v, h, w, p.cx - x0, p.cy - y0, search, 0.35,
-                             self._labels, self._stack, self._blob)
-            if npix == 0 or self._blob[K.B_SUMW] < 0.3 * math.pi * self.pin_stand_r_px[k] ** 2:
-                self._pin_missing(p)
-                continue
-            self._pin_measure(p, self._blob, x0, y0, tight_window=(w, h))
+            self._pin_measure(p, self._blob, x0, y0, (w, h))
+            if not p.tight:
+                loose.append(p)  # it changed: look again with a wide window
+        if loose:
+            self._track_loose_pins(loose, n_ball_masks)
         self._n_masks = n_ball_masks
+
+    def _track_loose_pins(self, loose: list[_Pin], n_ball_masks: int) -> None:
+        """Pins that moved or are not confirmed: find every pin-sized blob near them, assign jointly."""
+        blobs: list[tuple[float, float, np.ndarray]] = []
+        stats = np.zeros((32, K.N_BLOB))
+        for p in loose:
+            k = p.index
+            self._n_masks = n_ball_masks
+            for o in self.pins:  # confirmed standing pins keep their own pixels
+                if o.tight and o is not p and o.state in (PinState.STANDING, PinState.RAIL_STANDING):
+                    self._push_mask(o.cx, o.cy, 1.8 * self.pin_stand_r_px[o.index])
+            px, py = p.cx + p.vx, p.cy + p.vy
+            half = self.pin_len_px[k] + 10.0 + 1.5 * math.hypot(p.vx, p.vy)
+            x0, y0, w, h = self._window(px, py, half)
+            if w < 3 or h < 3:
+                continue
+            self._pin_window_weights(x0, y0, w, h)
+            nb = K.label_blobs(self._w_fg, self._w_band, self._w_u, self._w_v, h, w, 0.35,
+                               self.pin_min_area[k], self._labels, self._stack, stats, 32)
+            for q in range(nb):
+                st = stats[q].copy()
+                st[K.B_CX] += x0
+                st[K.B_CY] += y0
+                st[K.B_BX] += x0
+                st[K.B_BY] += y0
+                st[K.B_X0] += x0
+                st[K.B_X1] += x0
+                st[K.B_Y0] += y0
+                st[K.B_Y1] += y0
+                # a blob cut by the window edge is measured again from a window around it
+                if all(math.hypot(st[K.B_CX] - b[0], st[K.B_CY] - b[1]) > 2.0 for b in blobs):
+                    blobs.append((st[K.B_CX], st[K.B_CY], st))
+        pairs = []
+        for p in loose:
+            k = p.index
+            px, py = p.cx + p.vx, p.cy + p.vy
+            gate = self.pin_len_px[k] + 10.0 + 1.5 * math.hypot(p.vx, p.vy)
+            for q, (bx, by, st) in enumerate(blobs):
+                d = math.hypot(bx - px, by - py)
+                if d > gate:
+                    continue
+                cost = d / gate
+                if st[K.B_BAND] > 2.0:
+                    kingish = st[K.B_BU] < -15.0 and st[K.B_BU] < -0.5 * st[K.B_BV]
+                    if kingish != (PIN_IDS[k] == "king"):
+                        cost += 1.0
+                pairs.append((cost, k, q))
+        pairs.sort()
+        taken_pin: set[int] = set()
+        taken_blob: set[int] = set()
+        for cost, k, q in pairs:
+            if k in taken_pin or q in taken_blob:
+                continue
+            taken_pin.add(k)
+            taken_blob.add(q)
+            self._pin_measure(self.pins[k], blobs[q][2], 0, 0, None)
+        for p in loose:
+            if p.index not in taken_pin:
+                self._pin_missing(p)
 
     def _pin_missing(self, p: _Pin) -> None:
         p.missing += 1
+        p.vx = p.vy = 0.0
         p.stable = 0
         p.tight = False
         if p.missing >= 3:
@@ -717,18 +843,22 @@ class Tracker:
         length_mm = math.sqrt(12.0 * lam1) * self.mm_px
         area = blob[K.B_SUMW]
         # touching the window edge in the tight window means it grew: look wider next frame
-        w, h = tight_window
-        at_edge = blob[K.B_X0] <= 0 or blob[K.B_Y0] <= 0 or blob[K.B_X1] >= w - 1 or blob[K.B_Y1] >= h - 1
+        at_edge = False
+        if tight_window is not None:
+            w, h = tight_window
+            at_edge = blob[K.B_X0] <= 0 or blob[K.B_Y0] <= 0 or blob[K.B_X1] >= w - 1 or blob[K.B_Y1] >= h - 1
         changed = (math.hypot(cx - p.cx, cy - p.cy) > 0.6 or abs(area - p.area) > 0.2 * max(p.area, 1.0)
                    or abs(length_mm - p.length_mm) > 3.0 or (p.tight and at_edge))
         first = p.state in (PinState.UNKNOWN, PinState.ABSENT) and p.missing == 0 and p.area == 0.0
+        if not first:
+            p.vx, p.vy = (cx - p.cx, cy - p.cy) if changed else (0.0, 0.0)
         p.cx, p.cy, p.area, p.length_mm = cx, cy, area, length_mm
         p.missing = 0
         p.stable = 0 if (changed and not first) else p.stable + 1
         standing_len = 2.0 * t.pin_top_radius(PIN_IDS[k]) * 1.6
         lying_len = 0.62 * self.pin_h[k]
         plane_z = 0.0
-        xy0 = self.geo.plane_at(np.array([[cx, cy]]), 0.0)[0]
+        xy0 = self.geo.plane_point(cx, cy, 0.0)
         on_rail = abs(xy0[0]) > t.half_length + 0.5 * t.cushion_width or abs(xy0[1]) > t.half_width + 0.5 * t.cushion_width
         if on_rail:
             plane_z = t.rail_height
@@ -746,16 +876,17 @@ class Tracker:
             state = PinState.LEANING if self._near_object(p) else PinState.DOWN
             conf = 0.5 + 0.3 * min(1.0, p.stable / 5.0)
         if state in (PinState.STANDING, PinState.RAIL_STANDING):
-            xy = self.geo.plane_at(np.array([[cx, cy]]), plane_z + self.pin_zeff[k])[0]
+            xy = self.geo.plane_point(cx, cy, plane_z + self.pin_zeff[k])
             p.angle = math.nan
         else:
             rmax = t.pin_top_radius(PIN_IDS[k])
-            xy = self.geo.plane_at(np.array([[cx, cy]]), plane_z + rmax)[0]
+            xy = self.geo.plane_point(cx, cy, plane_z + rmax)
             p.angle = self._pin_direction(blob, x0, y0, cx, cy, lam1, sxx, sxy, syy, plane_z + rmax, xy)
         p.xy[:] = xy
         p.state = state
         p.conf = conf
-        p.tight = state in (PinState.STANDING, PinState.RAIL_STANDING) and p.stable >= 2
+        p.tight = state != PinState.MOVING and p.stable >= 2
+        p.half_extent = 0.5 * max(blob[K.B_X1] - blob[K.B_X0], blob[K.B_Y1] - blob[K.B_Y0]) + 1.0
 
     def _pin_direction(self, blob, x0, y0, cx, cy, lam1, sxx, sxy, syy, z, xy) -> float:
         """Base -> head direction of a lying pin (table frame): along the blob's axis, towards the band."""
@@ -765,7 +896,7 @@ class Tracker:
             bx, by = blob[K.B_BX] + x0, blob[K.B_BY] + y0
             if (bx - cx) * ux + (by - cy) * uy < 0:
                 ux, uy = -ux, -uy
-        tip = self.geo.plane_at(np.array([[cx + 5.0 * ux, cy + 5.0 * uy]]), z)[0]
+        tip = self.geo.plane_point(cx + 5.0 * ux, cy + 5.0 * uy, z)
         return math.atan2(tip[1] - xy[1], tip[0] - xy[0])
 
     def _near_object(self, p: _Pin) -> bool:
@@ -790,18 +921,19 @@ class Tracker:
             if b.found:
                 px[b.index] = b.anchor if b.state == BallState.AT_REST else b.meas
                 ball_conf[b.index] = b.conf
-        found = [b.index for b in self.balls if b.found]
-        if found:
-            mm = self.geo.ball_at(px[found])
-            ball_xy[found] = mm[:, :2]
-            for i, b in zip(found, (self.balls[i] for i in found)):
-                if b.state == BallState.AT_REST:
-                    ball_vel[i] = 0.0
-                else:
-                    x, y = b.meas
-                    vx, vy = b.vel
-                    ahead = self.geo.ball_at(np.array([[x + vx * 0.01, y + vy * 0.01]]))[0]
-                    ball_vel[i] = (ahead[:2] - mm[found.index(i), :2]) / 0.01
+        for b in self.balls:
+            if not b.found:
+                continue
+            i = b.index
+            x, y = px[i]
+            mx, my = self.geo.ball_point(x, y)
+            ball_xy[i, 0], ball_xy[i, 1] = mx, my
+            if b.state == BallState.AT_REST:
+                ball_vel[i] = 0.0
+            else:
+                vx, vy = b.vel
+                ax, ay = self.geo.ball_point(x + vx * 0.01, y + vy * 0.01)
+                ball_vel[i, 0], ball_vel[i, 1] = (ax - mx) / 0.01, (ay - my) / 0.01
         pin_xy = np.array([p.xy for p in self.pins])
         pin_angle = np.array([p.angle for p in self.pins])
         pin_state = np.array([int(p.state) for p in self.pins], np.int8)
@@ -842,6 +974,18 @@ class Tracker:
         dropped = np.array(sorted(d for d in set(self._dropped) if d >= lo), np.int64)
         return Tracks(t, idx, balls, pins, moving, dropped=dropped, fps=self.fps, exposure_s=self.exposure_s,
                       position_noise_mm=0.3)
+
+
+def _streak_of(res: np.ndarray) -> tuple[float, float]:
+    """(axis angle, length px) of a blur streak from a blob's covariance.
+
+    A blurred ball is the disk convolved with its straight path, so variances add:
+    along the path r^2/4 + L^2/12, across it r^2/4; the difference gives L.
+    """
+    sxx, sxy, syy = res[K.R_SXX], res[K.R_SXY], res[K.R_SYY]
+    tr, det = sxx + syy, sxx * syy - sxy * sxy
+    disc = math.sqrt(max(0.25 * tr * tr - det, 0.0))
+    return 0.5 * math.atan2(2.0 * sxy, sxx - syy), math.sqrt(max(0.0, 12.0 * 2.0 * disc))
 
 
 def _robust_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
