@@ -152,3 +152,21 @@ def test_progress_bar_lines_when_not_a_terminal():
     bar(5)
     bar.close()
     assert quiet.getvalue() == ""
+
+
+def test_modes_in_player_order_or_by_name():
+    import argparse
+
+    from vision_ref.review.cli import ReviewOptionError, _parse_mode_item, resolve_modes
+
+    items = [_parse_mode_item("series"), _parse_mode_item("shtoss")]
+    assert resolve_modes(items, ["Ann", "Bob"]) == {"Ann": "series", "Bob": "shtoss"}
+    assert resolve_modes([_parse_mode_item("Bob=shtoss,Ann=series")], ["Ann", "Bob"]) == {"Ann": "series",
+                                                                                        "Bob": "shtoss"}
+    assert resolve_modes(None, ["Ann", "Bob"]) is None
+    with pytest.raises(argparse.ArgumentTypeError):
+        _parse_mode_item("fast")
+    with pytest.raises(ReviewOptionError):
+        resolve_modes([_parse_mode_item("series")] * 3, ["Ann", "Bob"])
+    with pytest.raises(ReviewOptionError):
+        resolve_modes([_parse_mode_item("Ann=series"), _parse_mode_item("shtoss")], ["Ann", "Bob"])

@@ -18,25 +18,46 @@ class ReviewOptionError(VisionRefError):
     exit_code = 2
 
 
-def _parse_modes(text: str) -> dict[str, str]:
-    """``A=series,B=shtoss`` -> {"A": "series", "B": "shtoss"}."""
-    modes: dict[str, str] = {}
+def _parse_mode_item(text: str) -> list[tuple[str | None, str]]:
+    """``series`` | ``A=series`` | ``A=series,B=shtoss`` -> [(player or None, mode)]."""
+    out = []
     for part in text.replace(" ", "").split(","):
         if not part:
             continue
-        player, sep, mode = part.partition("=")
-        if not sep or mode not in ("series", "shtoss"):
-            raise argparse.ArgumentTypeError(f"--modes looks like A=series,B=shtoss (series|shtoss), got {text!r}")
-        modes[player] = mode
-    return modes
+        player, sep, mode = part.rpartition("=")
+        if mode not in ("series", "shtoss") or (sep and not player):
+            raise argparse.ArgumentTypeError(
+                f"--modes takes series|shtoss per player in order (--modes series shtoss) or A=series,B=shtoss; got {text!r}")
+        out.append((player or None, mode))
+    return out
+
+
+def resolve_modes(items, players) -> dict[str, str] | None:
+    """The parsed ``--modes`` items as ``{player: mode}``: bare modes go to the players in order."""
+    if not items:
+        return None
+    flat = [it for group in items for it in group]
+    named = {p: m for p, m in flat if p is not None}
+    bare = [m for p, m in flat if p is None]
+    if named and bare:
+        raise ReviewOptionError("--modes: give either a mode per player in order or PLAYER=MODE pairs, not both")
+    if bare:
+        if len(bare) > len(players):
+            raise ReviewOptionError(f"--modes: {len(bare)} modes for {len(players)} players")
+        return dict(zip(players, bare))
+    unknown = sorted(set(named) - set(players))
+    if unknown:
+        raise ReviewOptionError(f"--modes names {', '.join(unknown)}, not one of the players {' '.join(players)}")
+    return named
 
 
 def _add_match_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--players", nargs=2, default=("A", "B"), metavar=("FIRST", "SECOND"),
                    help="player names, the first to break first (default A B)")
     p.add_argument("--target", type=int, default=100, help="points to win (default 100)")
-    p.add_argument("--modes", type=_parse_modes, default=None, metavar="A=series,B=shtoss",
-                   help="each player's mode, series or shtoss (RULES M1-M3; default series)")
+    p.add_argument("--modes", type=_parse_mode_item, nargs="+", default=None, metavar="MODE",
+                   help="each player's mode, series or shtoss, in player order (--modes series shtoss) "
+                        "or as A=series,B=shtoss (RULES M1-M3; default series)")
     p.add_argument("--no-annotated", action="store_true",
                    help="skip DIR/annotated.mp4 (the slowest output; the speed benchmark is measured without it)")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -82,10 +103,7 @@ def _check_match_options(args) -> None:
         raise ReviewOptionError(f"--players needs two different names, got {args.players[0]!r} twice")
     if args.target < 1:
         raise ReviewOptionError(f"--target must be at least 1, got {args.target}")
-    if args.modes:
-        unknown = sorted(set(args.modes) - set(args.players))
-        if unknown:
-            raise ReviewOptionError(f"--modes names {', '.join(unknown)}, not one of the players {' '.join(args.players)}")
+    args.modes = resolve_modes(args.modes, list(args.players))
 
 
 def cmd_review(args) -> int:
