@@ -200,6 +200,7 @@ class _Shot:
         for b in BALL_IDS:
             tr = tracks.balls[b]
             self.valid[b] = np.isin(tr.state, _ON_CLOTH) & np.all(np.isfinite(tr.xy), axis=1)
+        self.moving = {b: tracks.balls[b].state == int(BallState.MOVING) for b in BALL_IDS}
         self.breaks: dict[str, list[float]] = {b: [] for b in BALL_IDS}
         self.off_row: dict[str, int] = {}
         for b in BALL_IDS:
@@ -303,7 +304,7 @@ def _pair_intervals(sh: _Shot, a: str, b: str) -> list[tuple[int, int]]:
         d1 = xa[q] - xb[q]
         rel = d1 - d0
         moved = float(np.hypot(*(xa[q] - xa[r]))) + float(np.hypot(*(xb[q] - xb[r])))
-        if moved < 4.0 * sh.sig + 0.5:
+        if not (sh.moving[a][r] or sh.moving[a][q] or sh.moving[b][r] or sh.moving[b][q]):
             continue
         L2 = float(rel @ rel)
         u = 0.0 if L2 < 1e-12 else min(max(-float(d0 @ rel) / L2, 0.0), 1.0)
@@ -340,7 +341,7 @@ def _cushion_intervals(sh: _Shot, ball: str, cushion: str) -> list[tuple[int, in
             continue
         q0, q1 = sgn * xy[r, k], sgn * xy[q, k]
         step = float(np.hypot(*(xy[q] - xy[r])))
-        if step < 4.0 * sh.sig:
+        if not (sh.moving[ball][r] or sh.moving[ball][q]):
             continue
         if max(q0, q1) >= bound - (0.5 * step + 5 * sh.sig + sh.s.slack_mm) or (off is not None and q == off):
             spans.append((r, q))
@@ -479,11 +480,19 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
     tm = sh.tm
     for i, a in enumerate(BALL_IDS):
         for b in BALL_IDS[i + 1:]:
+            xa, xb = sh.tracks.balls[a].xy, sh.tracks.balls[b].xy
             for r, q in _pair_intervals(sh, a, b):
-                cands.append(_Contact("ball_ball", (a, b), 0.5 * (tm[r] + tm[q]), rows=(r, q)))
+                t0 = _rough_time(sh, r, q, lambda k: float(np.hypot(*(xa[k] - xb[k]))) - 2 * sh.R)
+                cands.append(_Contact("ball_ball", (a, b), t0, rows=(r, q)))
         for c in CUSHION_IDS:
+            axis, coord = sh.table.cushion_line(c)
+            kx = 0 if axis == "x" else 1
+            sgn = 1.0 if coord > 0 else -1.0
+            bound = abs(coord) - sh.R
+            xy = sh.tracks.balls[a].xy
             for r, q in _cushion_intervals(sh, a, c):
-                cands.append(_Contact("cushion", (a, c), 0.5 * (tm[r] + tm[q]), rows=(r, q),
+                t0 = _rough_time(sh, r, q, lambda k: bound - sgn * float(xy[k, kx]))
+                cands.append(_Contact("cushion", (a, c), t0, rows=(r, q),
                                       off_table=(sh.off_row.get(a) == q)))
     cands += _ball_pin_candidates(sh)
     sh.ball_pin = [c for c in cands if c.kind == "ball_pin"]
@@ -510,6 +519,24 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
             continue
         out.append(c)
     return out
+
+
+def _rough_time(sh: _Shot, r: int, q: int, clearance) -> float:
+    """First guess of a contact in rows r..q: where the frame-to-frame interpolated
+    clearance first drops to the noise level, else where it is least."""
+    vals = []
+    for k in range(r, q + 1):
+        v = clearance(k)
+        vals.append(v if math.isfinite(v) else math.inf)
+    lim = 2.0 * sh.sig
+    for j in range(1, len(vals)):
+        if vals[j] <= lim < vals[j - 1] and math.isfinite(vals[j - 1]):
+            f = (vals[j - 1] - lim) / (vals[j - 1] - vals[j])
+            return float(sh.tm[r + j - 1] + f * (sh.tm[r + j] - sh.tm[r + j - 1]))
+    j = int(np.argmin(vals))
+    if not math.isfinite(vals[j]):
+        return 0.5 * float(sh.tm[r] + sh.tm[q])
+    return float(sh.tm[r + j])
 
 
 def _bracket(sh: _Shot, c: _Contact) -> tuple[float, float]:
@@ -560,7 +587,7 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
                 continue
             dv = float(np.hypot(*(g.vel(c.t) - f.vel(c.t))))
             sd = math.sqrt(f.vel_var(c.t) + g.vel_var(c.t))
-            if dv > 4 * sd + 30.0:
+            if dv > 4 * sd + 10.0:
                 kinked = True
         if not kinked:
             c.accepted = False
@@ -733,7 +760,7 @@ def _ball_pin_candidates(sh: _Shot) -> list[_Contact]:
             spans = []
             for r, q in zip(rows[:-1], rows[1:]):
                 step = float(np.hypot(*(xy[q] - xy[r])))
-                if step < 4 * sh.sig:
+                if not (sh.moving[b][r] or sh.moving[b][q]):
                     continue
                 pin_now = tr.xy[q] if np.all(np.isfinite(tr.xy[q])) else pos0
                 d = min(_seg_point_dist(pos0, xy[r], xy[q]), _seg_point_dist(pin_now, xy[r], xy[q]))
@@ -896,7 +923,8 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         if not cands:
             movers = [b for b in BALL_IDS if b not in sh.off_row]
             events.append({"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": movers, "confidence": 0.0,
-                           "frames": frames, "reason": "no ball or pin in reach when it started to move"})
+                           "frames": frames, "reason": "no ball or pin in reach when it started to move",
+                           "forced_doubt": True})
             warnings.append(f"pin {ep.pin} started moving with nothing in reach")
             roots[ep.pin] = movers
             started.setdefault(ep.pin, (t_hit, _geom_base(ep)))
@@ -906,32 +934,33 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         tc, sc, _ = cands[best]
         t_hit = min(max(tc, ep.t_lo - sh.dt), ep.t_hi + sh.dt)
         p_rounded = {c: round(v, 4) for c, v in sorted(post.items(), key=lambda kv: -kv[1])}
-        doubt = post[best] < conf_needed or (gap and len(cands) > 1)
+        forced = gap and len(cands) > 1
+        doubt = post[best] < conf_needed or forced
+        balls: list[str] = []
+        floor = (1.0 - conf_needed) / max(len(post), 1)
+        for c, v in sorted(post.items(), key=lambda kv: -kv[1]):
+            if v < floor and c != best:
+                continue
+            for root in (roots.get(c, []) if c in PIN_IDS else [c]):
+                if root not in balls:
+                    balls.append(root)
         if not doubt:
             ev = {"t": t_hit, "type": "pin_hit", "pin": ep.pin, "by": best, "confidence": post[best],
-                  "sigma": round(sc, 6), "frames": frames}
-            if len(cands) > 1:
-                ev["p"] = p_rounded
+                  "sigma": round(sc, 6), "frames": frames, "p": p_rounded, "root_candidates": balls}
             if gap:
                 ev["gap"] = True
             events.append(ev)
             roots[ep.pin] = roots.get(best, [best]) if best in PIN_IDS else [best]
         else:
-            balls: list[str] = []
-            floor = (1.0 - conf_needed) / max(len(post), 1)
-            for c, v in sorted(post.items(), key=lambda kv: -kv[1]):
-                if v < floor and c != best:
-                    continue
-                for root in (roots.get(c, []) if c in PIN_IDS else [c]):
-                    if root not in balls:
-                        balls.append(root)
-            reason = "dropped frame while it started to move" if gap and len(cands) > 1 else \
+            reason = "dropped frame while it started to move" if forced else \
                 f"knocker not established at confidence {conf_needed}"
-            events.append({"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": balls,
-                           "confidence": post[best], "p": p_rounded, "frames": frames, "reason": reason})
+            ev = {"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": balls,
+                  "confidence": post[best], "p": p_rounded, "frames": frames, "reason": reason}
+            if forced:
+                ev["forced_doubt"] = True
+            events.append(ev)
             roots[ep.pin] = balls
-        if ep.pin not in started or True:
-            started[ep.pin] = (t_hit, _geom_base(ep))
+        started[ep.pin] = (t_hit, _geom_base(ep))
     return events, warnings
 
 

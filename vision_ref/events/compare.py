@@ -1,0 +1,143 @@
+"""Comparing an inferred shot record with the truth record (benchmarks and tests).
+
+Events are compared by *key*: ``ball_ball`` by its pair of balls, ``cushion`` by
+ball and cushion, ``off_table`` by ball, and a pin's knock (``pin_hit`` or ``doubt``)
+by the pin. The contact order is right when the sequence of keys is the same; times
+are compared between the k-th occurrences of each key.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from vision_ref.rules.table import BALL_IDS
+
+
+def event_key(ev: dict) -> tuple | None:
+    kind = ev["type"]
+    if kind == "ball_ball":
+        return ("ball_ball",) + tuple(sorted((ev["a"], ev["b"]), key=BALL_IDS.index))
+    if kind == "cushion":
+        return ("cushion", ev["ball"], ev["cushion"])
+    if kind == "off_table":
+        return ("off_table", ev["ball"])
+    if kind in ("pin_hit", "doubt"):
+        return ("pin", ev["pin"])
+    return None
+
+
+def keyed(events: list[dict]) -> list[tuple[tuple, dict]]:
+    return [(k, e) for e in events if (k := event_key(e)) is not None]
+
+
+@dataclass
+class Comparison:
+    order_ok: bool
+    time_errors: list[float] = field(default_factory=list)  # seconds, matched contacts
+    time_errors_by_kind: dict[str, list[float]] = field(default_factory=dict)
+    pins_total: int = 0  # truth pin knocks (first knock of each pin) matched by the inference
+    pins_confident: int = 0  # inferred as pin_hit (not doubt)
+    pins_right: int = 0  # confident and the knocker equals the truth's
+    pins_wrong: list[str] = field(default_factory=list)
+    doubt_tp: int = 0
+    doubt_fp: int = 0
+    doubt_fn: int = 0
+    missing: list[tuple] = field(default_factory=list)
+    extra: list[tuple] = field(default_factory=list)
+
+
+def compare(inferred: dict, truth: dict) -> Comparison:
+    """Compare events of two shot records (see the module docstring)."""
+    inf = keyed(inferred["events"])
+    tru = keyed(truth["events"])
+    ki = [k for k, _ in inf]
+    kt = [k for k, _ in tru]
+    cmp = Comparison(order_ok=ki == kt)
+    by_i: dict[tuple, list[dict]] = defaultdict(list)
+    by_t: dict[tuple, list[dict]] = defaultdict(list)
+    for k, e in inf:
+        by_i[k].append(e)
+    for k, e in tru:
+        by_t[k].append(e)
+    for k in set(by_i) | set(by_t):
+        a, b = by_i.get(k, []), by_t.get(k, [])
+        for _ in range(len(b) - len(a)):
+            cmp.missing.append(k)
+        for _ in range(len(a) - len(b)):
+            cmp.extra.append(k)
+        for j, (ei, et) in enumerate(zip(a, b)):
+            err = abs(float(ei["t"]) - float(et["t"]))
+            kind = k[0]
+            if kind == "pin":
+                by = et.get("exact_by", et.get("by"))
+                kind = "pin_by_ball" if by in BALL_IDS else "pin_by_pin"
+            cmp.time_errors.append(err)
+            cmp.time_errors_by_kind.setdefault(kind, []).append(err)
+            if k[0] != "pin":
+                continue
+            truth_by = et.get("exact_by", et.get("by"))
+            truth_doubt = et["type"] == "doubt"
+            inf_doubt = ei["type"] == "doubt"
+            cmp.pins_total += 1
+            if inf_doubt and truth_doubt:
+                cmp.doubt_tp += 1
+            elif inf_doubt:
+                cmp.doubt_fp += 1
+            elif truth_doubt:
+                cmp.doubt_fn += 1
+            if not inf_doubt:
+                cmp.pins_confident += 1
+                if ei["by"] == truth_by:
+                    cmp.pins_right += 1
+                else:
+                    cmp.pins_wrong.append(f"{k[1]}: {ei['by']} (truth {truth_by})")
+    return cmp
+
+
+def with_confidence(record: dict, confidence: float) -> dict:
+    """The record as inference would have written it at another confidence setting
+    (re-deciding each pin from the candidate probabilities it recorded)."""
+    out = dict(record)
+    events = []
+    for e in record["events"]:
+        if e["type"] not in ("pin_hit", "doubt") or "p" not in e or e.get("forced_doubt"):
+            events.append(e)
+            continue
+        p = e["p"]
+        best = max(p, key=p.get)
+        if p[best] >= confidence:
+            ne = {k: v for k, v in e.items() if k not in ("candidates", "reason")}
+            ne.update({"type": "pin_hit", "by": best, "confidence": p[best]})
+        else:
+            ne = {k: v for k, v in e.items() if k != "by"}
+            ne["type"] = "doubt"
+            cands = e.get("candidates") or e.get("root_candidates") or [c for c in p if c in BALL_IDS]
+            ne["candidates"] = list(cands)
+        events.append(ne)
+    out["events"] = events
+    return out
+
+
+def onset_truth(truth: dict, shot) -> dict:
+    """The truth record without the pin hits a camera cannot see as such: a pin touched
+    again while it is still moving (rocking, toppling, sliding) shows no new start of
+    motion. Those hits are kept in the extra list ``hidden_hits``."""
+    import numpy as np
+
+    from vision_ref.messages import PinState
+    from vision_ref.rules.table import PIN_IDS
+
+    events, hidden = [], []
+    for e in truth["events"]:
+        if e["type"] in ("pin_hit", "doubt"):
+            k = PIN_IDS.index(e["pin"])
+            st = shot.pins.sample(np.array([float(e["t"]) - 1e-6]))["state"][0, k]
+            if int(st) == int(PinState.MOVING):
+                hidden.append(e)
+                continue
+        events.append(e)
+    out = dict(truth)
+    out["events"] = events
+    out["hidden_hits"] = hidden
+    return out
