@@ -250,8 +250,11 @@ def empty_table_background(frame: np.ndarray, cam: CameraModel, positions: C.Set
 
 def calibrate_from_frames(frames_bgr: list[np.ndarray], *, lens: CameraModel | None = None,
                           table: TableSpec = DEFAULT_TABLE, source: str = "", corners: list | None = None,
-                          edge: NoseEdge | None = None) -> CalibrationProfile:
-    """A calibration profile from still frames of the set-up table (raises CalibrationError saying why not)."""
+                          edge: NoseEdge | None = None, details: dict | None = None) -> CalibrationProfile:
+    """A calibration profile from still frames of the set-up table (raises CalibrationError saying why not).
+
+    ``details``, when given, receives the frame used, the edge points, marks and set-up positions (for the preview).
+    """
     frame = median_frame(list(frames_bgr))
     edge = edge or NoseEdge.for_table(table)
     fit, cam_edges, marks, info = locate_table(frame, lens=lens, table=table, edge=edge, corners=corners)
@@ -262,6 +265,8 @@ def calibrate_from_frames(frames_bgr: list[np.ndarray], *, lens: CameraModel | N
                                                    initial=fit.camera)
         positions, notes = find_setup_positions(frame, fit.camera, table)
     cam = fit.camera
+    if details is not None:
+        details.update(frame=frame, edges=cam_edges, marks=marks, positions=positions, fit=fit)
     models = C.learn_colours(frame, cam, positions, table)
     bg = empty_table_background(frame, cam, positions, table)
     quality = {

@@ -272,7 +272,7 @@ def nose_edge_in_profile(s: np.ndarray, prof: np.ndarray, cushion_px: float, noi
         return None
     cloth = float(np.median(prof[i0:i1]))
     cloth_sd = float(np.median(np.abs(prof[i0:i1] - cloth))) * 1.4826
-    thr = max(4.0 * noise, 3.0 * cloth_sd, 4.0)
+    thr = max(1.5 * noise, 3.0 * cloth_sd, 3.0)  # the profile is smoothed and averaged: its noise is ~noise/2.5
     dev = prof[i1:] - cloth
     far = np.nonzero(np.abs(dev) > thr)[0]
     if len(far) == 0:
@@ -284,7 +284,7 @@ def nose_edge_in_profile(s: np.ndarray, prof: np.ndarray, cushion_px: float, noi
         lo, hi, sign = back, min(len(s) - 2, j + int(0.3 * cushion_px / step)), 1.0
     else:
         # a dark band: the nose is the first clear rise after the drop into it
-        end = min(len(s) - 2, j + int(1.6 * cushion_px / step))
+        end = min(len(s) - 2, j + int(2.4 * cushion_px / step))
         drop = float(-g[back:j + int(0.3 * cushion_px / step) + 1].min())
         g_thr = max(0.25 * drop, 1.5 * noise)
         start = j + 1
@@ -306,6 +306,96 @@ def nose_edge_in_profile(s: np.ndarray, prof: np.ndarray, cushion_px: float, noi
     off = 0.5 * (a - c) / den if den < 0 else 0.0
     off = max(-1.0, min(1.0, off))
     return float(s[k] + off * step), float(prof[min(k + int(2 / step), len(s) - 1)] - prof[max(k - int(2 / step), 0)])
+
+
+def rising_edges(s: np.ndarray, prof: np.ndarray, g_thr: float) -> tuple[np.ndarray, np.ndarray]:
+    """Sub-pixel positions and strengths of the rising steps (going outwards) of a smoothed profile."""
+    step = s[1] - s[0]
+    g = np.gradient(prof, step)
+    k = np.nonzero((g[1:-1] > g_thr) & (g[1:-1] >= g[:-2]) & (g[1:-1] > g[2:]))[0] + 1
+    if len(k) == 0:
+        return np.zeros(0), np.zeros(0)
+    a, b, c = g[k - 1], g[k], g[k + 1]
+    den = a - 2 * b + c
+    off = np.where(den < 0, 0.5 * (a - c) / np.where(den < 0, den, -1.0), 0.0)
+    off = np.clip(off, -1.0, 1.0)
+    return s[k] + off * step, b
+
+
+def _nose_track(s, prof, ts, origins, nrm, cushion_px, rng_seed: int = 0):
+    """The nose along one side: the innermost rising step that runs consistently along the side.
+
+    Every profile offers its rising steps (the nose, the groove-to-rail step, balls,
+    marks, noise); a RANSAC line through (position along the side, offset) finds the
+    tracks that many profiles share, and the nose is the innermost well-supported one
+    (a dark band or shadow below the nose only adds a falling step inside it).
+    """
+    step = s[1] - s[0]
+    i0, i1 = int(np.searchsorted(s, -2.9 * cushion_px)), int(np.searchsorted(s, -2.2 * cushion_px))
+    g_cloth = np.gradient(prof[:, i0:i1], step, axis=1)
+    noise_g = 1.4826 * float(np.median(np.abs(g_cloth - np.median(g_cloth))))
+    g_thr = max(3.5 * noise_g, 0.6)
+    lo = int(np.searchsorted(s, -2.0 * cushion_px))
+    cand_t, cand_s, cand_g, cand_k = [], [], [], []
+    for k in range(len(ts)):
+        pos, strength = rising_edges(s[lo:], prof[k, lo:], g_thr)
+        pos, strength = pos[:3], strength[:3]  # the nose is among the innermost steps; outside is rail texture
+        cand_t += [ts[k]] * len(pos)
+        cand_s += list(pos)
+        cand_g += list(strength)
+        cand_k += [k] * len(pos)
+    if len(cand_t) < 12:
+        return [], [], []
+    T = np.array(cand_t)
+    S = np.array(cand_s)
+    G = np.array(cand_g)
+    Kp = np.array(cand_k)
+    rng = np.random.default_rng(rng_seed)
+    tol = max(1.0, 0.06 * cushion_px)
+    span = ts[-1] - ts[0]
+    tn = (T - ts[0]) / max(span, 1e-9) - 0.5  # -0.5 .. 0.5 along the side
+    n = len(T)
+    # three candidates from three stretches of the side define a quadratic track (lens distortion bends it)
+    thirds = [np.nonzero(tn < -1 / 6)[0], np.nonzero(np.abs(tn) <= 1 / 6)[0], np.nonzero(tn > 1 / 6)[0]]
+    if any(len(x) == 0 for x in thirds):
+        return [], [], []
+    tracks = []
+    for _ in range(900):
+        idx = [int(rng.choice(x)) for x in thirds]
+        A = np.column_stack([tn[idx] ** 2, tn[idx], np.ones(3)])
+        try:
+            coef = np.linalg.solve(A, S[idx])
+        except np.linalg.LinAlgError:
+            continue
+        if abs(coef[1]) > 0.05 * span or abs(coef[0]) > 0.03 * span:
+            continue  # the coarse line runs close to the nose, and distortion bends it only a little
+        res = np.abs(S - (coef[0] * tn**2 + coef[1] * tn + coef[2]))
+        inl = res < tol
+        support = len(np.unique(Kp[inl]))
+        tracks.append((support, float(np.median(S[inl])), coef))
+    if not tracks:
+        return [], [], []
+    # inside the nose there is only cloth (smooth: no steps but balls and marks, which no track
+    # links); outside, rail texture offers steps everywhere. So: the innermost well-seen track.
+    good = [t for t in tracks if t[0] >= 0.4 * len(ts)]
+    if not good:
+        return [], [], []
+    support, _, coef = min(good, key=lambda t: t[1])
+    for _ in range(3):
+        pred = coef[0] * tn**2 + coef[1] * tn + coef[2]
+        picks = []
+        for k in range(len(ts)):
+            sel = np.nonzero((Kp == k) & (np.abs(S - pred) < tol))[0]
+            if len(sel):
+                picks.append(sel[np.argmin(np.abs(S[sel] - pred[sel]))])
+        if len(picks) < 6:
+            return [], [], []
+        picks = np.array(picks)
+        coef = np.polyfit(tn[picks], S[picks], 2)
+    pts = [origins[Kp[q]] + S[q] * nrm for q in picks]
+    ok_t = [ts[Kp[q]] for q in picks]
+    steps = [G[q] * 2.0 for q in picks]  # ~ the step over two pixels
+    return pts, ok_t, steps
 
 
 def _robust_quadratic(t: np.ndarray, e: np.ndarray, tol: float, iters: int = 6) -> tuple[np.ndarray, np.ndarray]:
@@ -359,16 +449,9 @@ def find_cushion_edges(frame_bgr: np.ndarray, coarse: CoarseTable, table: TableS
         # keep away from the corners (pockets, the cushion's turn)
         ts = np.arange(0.06 * L + 2 * cushion_px, 0.94 * L - 2 * cushion_px, spacing_px)
         origins = a[None, :] + ts[:, None] * d[None, :]
-        s, prof = _profiles(grey, origins, nrm, d, -3.0 * cushion_px, 2.2 * cushion_px)
+        s, prof = _profiles(grey, origins, nrm, d, -3.0 * cushion_px, 3.2 * cushion_px)
         prof = _gauss_smooth_rows(prof, sigma=0.7 / (s[1] - s[0]))
-        pts, ok_t, steps = [], [], []
-        for k in range(len(ts)):
-            r = nose_edge_in_profile(s, prof[k], cushion_px, noise)
-            if r is None:
-                continue
-            pts.append(origins[k] + r[0] * nrm)
-            ok_t.append(ts[k])
-            steps.append(abs(r[1]))
+        pts, ok_t, steps = _nose_track(s, prof, ts, origins, nrm, cushion_px)
         scanned = len(ts)
         if len(pts) < 12:
             raise CalibrationError(
