@@ -113,3 +113,17 @@ def test_write_png_is_atomic_and_readable(tmp_path):
     write_png(tmp_path / "a.png", img)
     assert not list(tmp_path.glob("*.tmp"))
     assert np.array_equal(cv2.imread(str(tmp_path / "a.png")), img)
+
+
+def test_crowded_marks_are_spread_apart_and_lone_marks_stay():
+    from vision_ref.review.diagram import ContactMark, spread_marks
+
+    rng = np.random.default_rng(5)
+    crowd = [ContactMark(i + 1, 0.1 * i, "pin_hit", "x", tuple(rng.normal(0, 10, 2))) for i in range(12)]
+    lone = ContactMark(13, 2.0, "cushion", "y", (1000.0, 500.0))
+    spots = spread_marks(crowd + [lone], min_sep_mm=60.0)
+    for i in range(len(spots)):
+        for j in range(i):
+            assert math.dist(spots[i], spots[j]) >= 60.0 - 1e-9
+    assert spots[0] == crowd[0].xy and spots[-1] == lone.xy
+    assert spread_marks([ContactMark(1, 0.0, "off_table", "z", None)]) == [None]

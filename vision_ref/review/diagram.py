@@ -309,15 +309,54 @@ def _draw_pins(c: _Canvas, record: dict, decision: dict | None) -> None:
             cv2.circle(c.img, c.px(x, y), c.r(r), INK, 1, cv2.LINE_AA, 4)
 
 
-def _draw_mark(c: _Canvas, m: ContactMark) -> None:
+MARK_R_MM = 30.0
+
+
+def spread_marks(marks: list[ContactMark], min_sep_mm: float = 2.2 * MARK_R_MM) -> list[tuple[float, float] | None]:
+    """Where to draw each mark so that none covers another: a mark closer than
+    ``min_sep_mm`` to one already placed moves out around its true point (on rings of
+    growing radius) and gets a leader line; contacts that are far apart stay put."""
+    placed: list[tuple[float, float]] = []
+    out: list[tuple[float, float] | None] = []
+    for m in marks:
+        if m.xy is None:
+            out.append(None)
+            continue
+        x0, y0 = m.xy
+        spot = (x0, y0)
+        ring = 0
+        while any(math.dist(spot, q) < min_sep_mm for q in placed) and ring < 6:
+            ring += 1
+            r = ring * min_sep_mm
+            n = 6 * ring
+            for k in range(n):
+                a = math.pi / 2 + 2 * math.pi * k / n
+                cand = (x0 + r * math.cos(a), y0 + r * math.sin(a))
+                if not any(math.dist(cand, q) < min_sep_mm for q in placed):
+                    spot = cand
+                    break
+            else:
+                continue
+            break
+        placed.append(spot)
+        out.append(spot)
+    return out
+
+
+def _draw_mark(c: _Canvas, m: ContactMark, at: tuple[float, float] | None = None) -> None:
     if m.xy is None:
         return
     font = cv2.FONT_HERSHEY_SIMPLEX
     text = str(m.number)
     colour = DOUBT if m.doubt else CONTACT
-    centre = c.px(*m.xy)
-    cv2.circle(c.img, centre, c.r(30), colour, -1, cv2.LINE_AA, 4)
-    cv2.circle(c.img, centre, c.r(30), INK, 1, cv2.LINE_AA, 4)
+    at = at or m.xy
+    if math.dist(at, m.xy) > 1.0:
+        # leader from the label to the true contact point, which gets a small dot
+        cv2.line(c.img, c.px(*m.xy), c.px(*at), INK, 1, cv2.LINE_AA, 4)
+        cv2.circle(c.img, c.px(*m.xy), c.r(8), colour, -1, cv2.LINE_AA, 4)
+    centre = c.px(*at)
+    cv2.circle(c.img, centre, c.r(MARK_R_MM), colour, -1, cv2.LINE_AA, 4)
+    cv2.circle(c.img, centre, c.r(MARK_R_MM), INK, 1, cv2.LINE_AA, 4)
     scale = 0.4 if m.number < 10 else 0.34
     (tw, th), _ = cv2.getTextSize(text, font, scale, 1)
     u, v = centre[0] // 16, centre[1] // 16
@@ -382,8 +421,8 @@ def draw_shot_diagram(
                 ahead = (float(xy[far[0], 0]), float(xy[far[0], 1]))
         if p0 is not None and ahead is not None:
             cv2.arrowedLine(c.img, c.px(*p0), c.px(*ahead), INK, 2, cv2.LINE_AA, 4, 0.35)
-    for m in marks:
-        _draw_mark(c, m)
+    for m, at in zip(marks, spread_marks(marks)):
+        _draw_mark(c, m, at)
     # legend: ball key, then the contacts in two columns
     y0 = header + c.table_h + 18
     x = 10
