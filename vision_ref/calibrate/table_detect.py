@@ -120,6 +120,11 @@ def find_cloth_region(frame_bgr: np.ndarray, work_width: int = 480) -> CoarseTab
             f"no table found: the cloth-coloured region covers only {100 * area_frac:.0f}% of the frame "
             "(lower the camera or zoom in so that the table fills most of the view)"
         )
+    if area_frac > 0.9 or spread > 0.05:
+        raise CalibrationError(
+            "no table found: no cloth region bounded by cushions (the frame is one colour, or the middle is not "
+            "an even cloth); point the camera at the table so that cloth, cushions and rails are in view"
+        )
     contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     contour = max(contours, key=cv2.contourArea)
     hull = cv2.convexHull(contour)
@@ -355,6 +360,14 @@ def _nose_track(s, prof, ts, origins, nrm, cushion_px, rng_seed: int = 0):
     span = ts[-1] - ts[0]
     tn = (T - ts[0]) / max(span, 1e-9) - 0.5  # -0.5 .. 0.5 along the side
     n = len(T)
+    # usually the nose is simply the innermost step of each profile (inside it there is only cloth)
+    first = np.array([np.nonzero(Kp == k)[0][0] for k in np.unique(Kp)])
+    coef1, keep1 = _robust_quadratic(tn[first], S[first], tol=tol)
+    keep1 = np.abs(S[first] - np.polyval(coef1, (tn[first] - tn[first].mean()) / max(tn[first].std(), 1e-9))) < 2 * tol
+    if keep1.sum() >= 0.6 * len(ts):
+        picks = first[keep1]
+        return ([origins[Kp[q]] + S[q] * nrm for q in picks], [ts[Kp[q]] for q in picks], [G[q] * 2.0 for q in picks])
+    # else (shadow edges, balls along the cushion): the innermost track that many profiles share
     # three candidates from three stretches of the side define a quadratic track (lens distortion bends it)
     thirds = [np.nonzero(tn < -1 / 6)[0], np.nonzero(np.abs(tn) <= 1 / 6)[0], np.nonzero(tn > 1 / 6)[0]]
     if any(len(x) == 0 for x in thirds):
