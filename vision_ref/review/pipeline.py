@@ -194,13 +194,6 @@ def _check_fit(profile, frame_bgr, where: str) -> str | None:
     return None
 
 
-def _even(path) -> bool:
-    from vision_ref.video import probe
-
-    info = probe(path)
-    return info.width % 2 == 0 and info.height % 2 == 0
-
-
 def _bgr_of(frame):
     import cv2
 
@@ -364,7 +357,7 @@ def review_video(
     Raises VideoError / CalibrationError / ContractError / OutputError with one clear message.
     """
     from vision_ref.rules import Match
-    from vision_ref.video import VideoReader
+    from vision_ref.video import VideoReader, probe
 
     timings: dict[str, float] = {}
     t_all = time.perf_counter()
@@ -373,7 +366,8 @@ def review_video(
     # the video, the profile, then the output directory.
     match = Match(players, first=first or players[0], target=target, modes=modes)
     # YUV420 straight from the decoder: the tracker's native input (no colour conversion)
-    reader = VideoReader(path, mode="yuv" if _even(path) else "bgr", strict=False)
+    info = probe(path)  # a missing / empty / non-video file fails here
+    reader = VideoReader(path, mode="yuv" if info.width % 2 == 0 and info.height % 2 == 0 else "bgr", strict=False)
     profile = _load_profile(calibration) if calibration is not None else None
     if profile is not None:
         profile.check_frame_size(reader.width, reader.height)
