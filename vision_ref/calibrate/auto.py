@@ -117,11 +117,13 @@ def _fit_from_corners(frame, corners, lens, table, edge):
         a, b = quad[i], quad[(i + 1) % 4]
         t = np.linspace(0.1, 0.9, 9)[:, None]
         edges[n] = a + t * (b - a)
-    cam0 = initial_camera(edges, (W, H), table, edge, lens)
-    # corners are clicked at the nose itself, not at the detected face-to-top step
+    # corners are clicked at the nose itself, not at the detected face-to-top step; four points
+    # fix the pose exactly (IPPE), the lens (or a focal estimate from the homography) the rest
     nose = NoseEdge(0.0, table.cushion_nose_height)
-    fit = fit_pose(edges, (W, H), table, nose, lens, initial=cam0, focal_prior_sigma=0.05)
-    fit.notes.append("manual corners: straight lines, no sub-pixel edges, no distortion estimate")
+    cam = initial_camera(edges, (W, H), table, nose, lens)
+    fit = PoseFit(cam, {n: 0.0 for n in names}, float("nan"), 4, 0, lens is None, 0, 1.0)
+    fit.notes.append("manual corners: pose from four points, no sub-pixel edges" +
+                     ("" if lens is not None else ", no lens file: focal length from the view's perspective, no distortion"))
     return fit
 
 

@@ -69,6 +69,8 @@ def health(profile: CalibrationProfile, frame_bgr: np.ndarray) -> HealthReport:
         ga, gb = _grad(small) * band, _grad(bg) * band
         win = cv2.createHanningWindow((ga.shape[1], ga.shape[0]), cv2.CV_32F)
         (dx, dy), _ = cv2.phaseCorrelate(gb, ga, win)
+        (bx, by), _ = cv2.phaseCorrelate(gb, gb, win)  # OpenCV's own offset for some image sizes (0.5 px)
+        dx, dy = dx - bx, dy - by
         shift_px = float(np.hypot(dx, dy)) / scale
         a, b = ga[band > 0], gb[band > 0]
         if a.std() > 1e-6 and b.std() > 1e-6:
