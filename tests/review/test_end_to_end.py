@@ -129,3 +129,27 @@ def test_a_truncated_video_is_reviewed_as_far_as_it_goes(clip, tmp_path, capsys)
     assert "truncated video, stopped after" in err and "written to" in err
     assert (out / "match.json").is_file() and (out / "report.html").is_file()
     assert "could not be read to the end" in (out / "report.html").read_text()
+
+
+def test_a_profile_of_another_camera_pose_is_refused_before_anything_is_written(clip, tmp_path, capsys):
+    from vision_ref.calibrate.truth import profile_from_camera
+    from vision_ref.camera import CameraModel
+
+    video, _, _ = clip
+    wrong = tmp_path / "moved.json"
+    profile_from_camera(CameraModel.overhead(*SIZE, offset_mm=(250.0, 120.0), roll_deg=3.0)).save(wrong)
+    rc, out = _review(tmp_path, video, wrong)
+    err = capsys.readouterr().err
+    assert rc == 3 and "does not fit" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_without_a_profile_the_video_calibrates_itself(clip, tmp_path, capsys):
+    video, truth, _ = clip
+    out = tmp_path / "auto"
+    rc = main(["review", str(video), "--out", str(out), "--quiet", "--no-annotated"])
+    printed = capsys.readouterr().out
+    assert rc == 0 and "calibrated from the video's still frames" in printed
+    rec = json.loads((out / "match.json").read_text())["shots"][0]
+    first = next(e for e in rec["events"] if e["type"] == "ball_ball")
+    assert (first["a"], first["b"]) == ("cue", "white1")

@@ -194,14 +194,12 @@ def _check_fit(profile, frame_bgr, where: str) -> str | None:
     return None
 
 
-def _bgr_of(frame):
-    import cv2
+def _first_frame_bgr(path) -> np.ndarray:
+    from vision_ref.video import VideoReader
 
-    if frame.bgr is not None:
-        return frame.bgr
-    h, w = frame.shape
-    nv12 = np.concatenate([frame.y, frame.uv.reshape(h // 2, w)], axis=0)
-    return cv2.cvtColor(nv12, cv2.COLOR_YUV2BGR_NV12)
+    for frame in VideoReader(path, mode="bgr", strict=False):
+        return frame.bgr  # leaving the loop stops the decoder
+    raise VideoError(f"{path}: no frame could be decoded")
 
 
 def strike_time(record: dict, tracks, window) -> float:
@@ -369,10 +367,13 @@ def review_video(
     info = probe(path)  # a missing / empty / non-video file fails here
     reader = VideoReader(path, mode="yuv" if info.width % 2 == 0 and info.height % 2 == 0 else "bgr", strict=False)
     profile = _load_profile(calibration) if calibration is not None else None
+    notes: list[str] = []
     if profile is not None:
         profile.check_frame_size(reader.width, reader.height)
+        note = _check_fit(profile, _first_frame_bgr(path), str(path))
+        if note:
+            notes.append(note)
     out = _prepare_out_dir(out_dir)
-    notes: list[str] = []
 
     from vision_ref.sources.base import DropDetector
     from vision_ref.track.tracker import Tracker
@@ -393,17 +394,11 @@ def review_video(
     drops = DropDetector(reader.fps) if reader.timestamps_ns is not None else None
     sensor_index: list[int] = []  # file frame number -> sensor frame index
     bar = Progress("tracking", reader.expected_frames, progress)
-    checked = calibration is None
     n_dropped = 0
     from vision_ref.messages import Frame
 
     try:
         for frame in reader:
-            if not checked:
-                note = _check_fit(profile, _bgr_of(frame), str(path))
-                if note:
-                    notes.append(note)
-                checked = True
             idx = frame.index
             if drops is not None:
                 idx, gap = drops.observe(frame.timestamp_ns)

@@ -55,8 +55,10 @@ def _score_chart(players: list[str], start: dict, decisions: list[dict], target:
     """Inline SVG: each player's score after every shot, the target as a dashed line."""
     w, h, pad_l, pad_b, pad_t, pad_r = 720, 220, 44, 28, 12, 16
     n = len(decisions)
-    top = max([target] + [max(d["score"].values()) for d in decisions] + [max(start.values(), default=0)])
-    top = max(top, 1)
+    best = max([max(d["score"].values()) for d in decisions] + [max(start.values(), default=0)])
+    # far from the target, the chart zooms in on the scores (the target is then named above it)
+    show_target = best >= 0.3 * target
+    top = max(target, best) if show_target else max(10, int(best * 1.3) + 1)
 
     def xy(i: int, v: float) -> tuple[float, float]:
         x = pad_l + (w - pad_l - pad_r) * (i / max(n, 1))
@@ -72,10 +74,14 @@ def _score_chart(players: list[str], start: dict, decisions: list[dict], target:
         _, y = xy(0, v)
         parts.append(f'<line x1="{pad_l}" y1="{y:.1f}" x2="{w - pad_r}" y2="{y:.1f}" stroke="#e4e4e4"/>')
         parts.append(f'<text x="{pad_l - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11">{v}</text>')
-    _, ty = xy(0, target)
-    parts.append(f'<line x1="{pad_l}" y1="{ty:.1f}" x2="{w - pad_r}" y2="{ty:.1f}" stroke="#555" '
-                 'stroke-dasharray="5,4"/>')
-    parts.append(f'<text x="{w - pad_r - 4}" y="{ty - 4:.1f}" text-anchor="end" font-size="11">target {target}</text>')
+    if show_target:
+        _, ty = xy(0, target)
+        parts.append(f'<line x1="{pad_l}" y1="{ty:.1f}" x2="{w - pad_r}" y2="{ty:.1f}" stroke="#555" '
+                     'stroke-dasharray="5,4"/>')
+        parts.append(f'<text x="{w - pad_r - 4}" y="{ty - 4:.1f}" text-anchor="end" font-size="11">target {target}</text>')
+    else:
+        parts.append(f'<text x="{w - pad_r - 4}" y="{pad_t + 14}" text-anchor="end" font-size="11">'
+                     f'target {target} (above the chart)</text>')
     step = max(1, n // 12)
     for i in range(0, n + 1, step):
         x, _ = xy(i, 0)
