@@ -1,51 +1,24 @@
 """`vision-ref review` on a small rendered clip, through every stage (render -> track -> events -> rules -> report).
 
-The clip (546x408, 30 fps, no cue stick: ~10 s to render) is cached under
-/tmp/vision-ref-test-cache/review so repeated runs do not render it again.
+The clip is the ``clip`` fixture of conftest.py (rendered once, cached under /tmp).
 """
 
 import json
 import math
-import os
-import warnings
-from pathlib import Path
 
 import cv2
-import numpy as np
 import pytest
 
 from vision_ref.cli import main
 from vision_ref.rules import Match
 
-CACHE = Path(os.environ.get("VISION_REF_TEST_CACHE", "/tmp/vision-ref-test-cache")) / "review"
-FPS = 30.0
+FPS = 30.0  # the conftest clip's frame rate and size (checked below)
 SIZE = (546, 408)
-NAME = "e2e_v1"
 
 
-def _shot():
-    from vision_ref.sim.physics import Layout, Strike, simulate
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        # slow: the cue ball takes white1, which runs into the right cushion; short clip
-        return simulate(Layout.standard(), Strike("cue", 1200, math.atan2(-150, 200) + 0.1, 0.0, 0.2),
-                        lead_in=0.25, tail=0.8)
-
-
-@pytest.fixture(scope="module")
-def clip():
-    from vision_ref.calibrate.truth import profile_from_camera
-    from vision_ref.camera import CameraModel
-    from vision_ref.sim.render import RenderSettings, render_clip
-
-    CACHE.mkdir(parents=True, exist_ok=True)
-    video, truth, prof = CACHE / f"{NAME}.mp4", CACHE / f"{NAME}.truth.json", CACHE / f"{NAME}.profile.json"
-    cam = CameraModel.overhead(*SIZE)
-    if not (video.is_file() and truth.is_file() and prof.is_file()):
-        render_clip(_shot(), cam, RenderSettings(fps=FPS, player="none", draw_cue=False, preset="veryfast"), CACHE, NAME)
-        profile_from_camera(cam).save(prof)
-    return video, json.loads(truth.read_text())["record"], prof
+@pytest.fixture(autouse=True)
+def _same_clip(clip):
+    assert (clip.fps, clip.size) == (FPS, SIZE)
 
 
 def _review(tmp_path, video, prof, *extra):

@@ -52,15 +52,16 @@ def find_sample_video() -> Path:
 
 
 def find_profile(video: Path) -> Path | None:
-    """The calibration profile made for the sample: calibration/<stem>.json, or the
-    ``*.calibration.json`` / ``.profile.json`` beside the video."""
-    names = [f"{video.stem}.json", f"{video.stem}.profile.json", f"{video.stem}.calibration.json"]
-    for d in [video.parent, *_search_dirs("calibration")]:
+    """The calibration profile made for the sample: ``calibration/<stem>.json`` (or
+    ``<stem>.profile.json``), else ``<stem>.profile.json`` beside the video; None when
+    there is none (the demo then calibrates from the video itself)."""
+    names = (f"{video.stem}.json", f"{video.stem}.profile.json")
+    for d in _search_dirs("calibration"):
         for n in names:
-            p = d / n
-            if p.is_file() and p.parent.name == "calibration" or (p.is_file() and n != f"{video.stem}.json"):
-                return p
-    return None
+            if (d / n).is_file():
+                return d / n
+    beside = video.with_name(f"{video.stem}.profile.json")
+    return beside if beside.is_file() else None
 
 
 def run_demo(out_dir, *, video=None, players=("A", "B"), target: int = 100, modes=None, annotated: bool = True,

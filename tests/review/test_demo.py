@@ -1,0 +1,54 @@
+import pytest
+
+from vision_ref.errors import VideoError
+from vision_ref.review import demo
+
+
+def test_sample_and_profile_lookup(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "sample_videos").mkdir(parents=True)
+    (home / "calibration").mkdir()
+    monkeypatch.setenv("VISION_REF_HOME", str(home))
+    monkeypatch.setattr(demo, "repo_root", lambda: tmp_path / "nowhere")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(VideoError, match="no sample video found"):
+        demo.find_sample_video()
+    other = home / "sample_videos" / "a_clip.mp4"
+    other.write_bytes(b"x")
+    assert demo.find_sample_video() == other
+    main = home / "sample_videos" / f"{demo.DEFAULT_SAMPLE}.mp4"
+    main.write_bytes(b"x")
+    assert demo.find_sample_video() == main
+    assert demo.find_profile(main) is None
+    beside = home / "sample_videos" / f"{demo.DEFAULT_SAMPLE}.profile.json"
+    beside.write_text("{}")
+    assert demo.find_profile(main) == beside
+    prof = home / "calibration" / f"{demo.DEFAULT_SAMPLE}.json"
+    prof.write_text("{}")
+    assert demo.find_profile(main) == prof  # calibration/ wins
+
+
+def test_demo_on_a_given_video_prints_the_report_path(tmp_path, capsys, clip):
+    """`vision-ref demo --video CLIP` (the bundled sample goes the same way)."""
+    from vision_ref.cli import main
+
+    video = clip[0]
+    rc = main(["demo", "--video", str(video), "--out", str(tmp_path / "d"), "--quiet", "--no-annotated"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert out.strip().splitlines()[-1] == f"report: {tmp_path / 'd' / 'report.html'}"
+    assert (tmp_path / "d" / "report.html").is_file()
+
+
+def test_bundled_demo_runs_when_the_sample_is_present(tmp_path, capsys):
+    try:
+        video = demo.find_sample_video()
+    except VideoError:
+        pytest.skip("no bundled sample video yet")
+    from vision_ref.cli import main
+
+    rc = main(["demo", "--out", str(tmp_path / "d"), "--quiet", "--no-annotated"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert f"report: {tmp_path / 'd' / 'report.html'}" in out
+    assert video.is_file()
