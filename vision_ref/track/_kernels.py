@@ -430,11 +430,11 @@ def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out
     out[B_SXY] = sxy / sw - mx * my
     out[B_SYY] = syy / sw - my * my
     out[B_BAND] = sb
-    if sb > 1e-9:
-        out[B_BX] = sbx / sb
-        out[B_BY] = sby / sb
-        out[B_BU] = sbu / sb
-        out[B_BV] = sbv / sb
+    # no band seen: its centroid is the blob's (so the head direction stays undecided)
+    out[B_BX] = sbx / sb if sb > 1e-9 else mx
+    out[B_BY] = sby / sb if sb > 1e-9 else my
+    out[B_BU] = sbu / sb if sb > 1e-9 else 0.0
+    out[B_BV] = sbv / sb if sb > 1e-9 else 0.0
     out[B_NPIX] = npix
     out[B_X0] = x0
     out[B_X1] = x1
@@ -712,3 +712,52 @@ def label_blobs(fg, band, nu, nv, h, w, thresh, min_sumw, labels, stack, stats, 
             out[B_Y1] = y1
             nc += 1
     return nc
+
+
+@njit(cache=True)
+def rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, cx, cy, rho, step, prm, masks, n_masks, out):
+    """Is a resting ball still where it was? The foreground centroid over the disk of radius rho.
+
+    Samples every ``step``-th pixel (a cheap check, not a measurement): out = (x offset,
+    y offset of the weighted centroid from (cx, cy), mean weight over the samples).
+    """
+    H = bgy.shape[0]
+    W = bgy.shape[1]
+    r2 = rho * rho
+    j0 = max(int(math.floor(cy - rho)), 0)
+    j1 = min(int(math.ceil(cy + rho)), H - 1)
+    i0 = max(int(math.floor(cx - rho)), 0)
+    i1 = min(int(math.ceil(cx + rho)), W - 1)
+    sw = 0.0
+    sx = 0.0
+    sy = 0.0
+    n = 0
+    for yy in range(j0, j1 + 1, step):
+        dy = yy - cy
+        for xx in range(i0, i1 + 1, step):
+            dx = xx - cx
+            if dx * dx + dy * dy > r2:
+                continue
+            masked = False
+            for m in range(n_masks):
+                mx = xx - masks[m, 0]
+                my = yy - masks[m, 1]
+                if mx * mx + my * my <= masks[m, 2] * masks[m, 2]:
+                    masked = True
+                    break
+            n += 1
+            if masked:
+                continue
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
+            f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            sw += f
+            sx += f * dx
+            sy += f * dy
+    if sw <= 1e-9 or n == 0:
+        out[0] = 0.0
+        out[1] = 0.0
+        out[2] = 0.0
+        return
+    out[0] = sx / sw
+    out[1] = sy / sw
+    out[2] = sw / n

@@ -45,6 +45,7 @@ WHITES = (1, 2)
 COARSE_STRIDE = 8
 MAX_WIN = 256  # largest window side (pixels)
 MAX_COMP = 256
+REST_REFRESH = 8  # a resting ball is fully re-measured at least every this many frames
 
 
 def default_params() -> np.ndarray:
@@ -129,6 +130,9 @@ class _Ball:
         self.streak = 0.0
         self.placed = False
         self.just_started = 0  # frames left of the wide gate after leaving rest
+        self.rest_ref: np.ndarray | None = None  # rest probe (offset x, y, fill) when the anchor was measured
+        self.full_age = 0  # frames since the last full measurement
+        self.probe_failed = False  # the rest probe saw a change this frame
 
     @property
     def pos(self) -> tuple[float, float]:
@@ -199,6 +203,7 @@ class Tracker:
         self._stack = np.zeros(2 * MAX_WIN * MAX_WIN, np.int32)
         self._peaks = np.zeros((4, 3))
         self._refine = np.zeros(K.N_REFINE)
+        self._probe_out = np.zeros(3)
         self._blob = np.zeros(K.N_BLOB)
         self._masks = np.zeros((N_BALLS + N_PINS, 3))
         self._empty3 = np.zeros((1, 1, 3), np.uint8)
@@ -216,6 +221,7 @@ class Tracker:
         self._dropped: list[int] = []
         self._rows: list[tuple] = []
         self.coarse_runs = 0
+        self._frame_count = 0
 
     # ---- set-up -------------------------------------------------------------------------------
     def _refs(self, profile: CalibrationProfile) -> None:
@@ -327,6 +333,7 @@ class Tracker:
         bg = self._background(mode, frame)
         self._ctx = (mode, bgr, yp, uvp, bg)
         self._dt = dt
+        self._frame_count += 1
         self._n_masks = 0
         self._track_balls(dt)
         self._track_pins()
@@ -344,6 +351,8 @@ class Tracker:
         g = 3.0 + 3.0 * sig + 0.9 * speed
         if b.state == BallState.AT_REST:
             g = 3.0 + 3.0 * sig
+            if b.probe_failed:  # something changed there: it may have been struck
+                g = max(g, 12000.0 * dt / self.mm_px)
         elif b.just_started > 0:
             # struck: it may leave at up to ~12 m/s within the very next frame
             g = max(g, 12000.0 * dt / self.mm_px)
@@ -447,6 +456,8 @@ class Tracker:
         b.kx.update(x, r_meas)
         b.ky.update(y, r_meas)
         self._motion_state(b, x, y)
+        b.full_age = 0
+        b.rest_ref = self._probe(b).copy() if b.state == BallState.AT_REST else None
         self._push_mask(x, y, b.radius + 0.5)
 
     def _motion_state(self, b: _Ball, x: float, y: float) -> None:
@@ -509,7 +520,7 @@ class Tracker:
         accel = 4000.0 / self.mm_px  # px/s^2: rolling friction and cushions/collisions (via the gate)
         for b in self.balls:
             b.found = False
-            if b.known:
+            if b.known and b.state != BallState.AT_REST:  # a resting ball stays put (the probe watches it)
                 b.kx.predict(dt, accel)
                 b.ky.predict(dt, accel)
                 b.radius = self.geo.ball_radius_px(*b.pos)
@@ -525,6 +536,11 @@ class Tracker:
         for b in known:
             if b.index in done:
                 continue
+            if self._still_at_rest(b, gates[b.index]):
+                done.add(b.index)
+                continue
+            if b.probe_failed:
+                gates[b.index] = self._gate(b, dt)
             if joint and b.index in WHITES:
                 self._track_whites_jointly(w1, w2, gates, dt)
                 done.update(WHITES)
@@ -542,6 +558,34 @@ class Tracker:
         for b in self.balls:
             if not b.found:
                 self._lost(b)
+
+    def _probe(self, b: _Ball) -> np.ndarray:
+        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        K.rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, b.anchor[0], b.anchor[1], b.radius + 1.5, 2, self.prm,
+                     self._masks, self._n_masks, self._probe_out)
+        return self._probe_out
+
+    def _still_at_rest(self, b: _Ball, gate: float) -> bool:
+        """The cheap path for a resting ball: a sparse probe says nothing changed there.
+
+        Only while nothing moving can reach it (the gate is the resting one) and a full
+        measurement is at most REST_REFRESH frames old; the position stays the averaged anchor.
+        """
+        b.full_age += 1
+        b.probe_failed = False
+        if (b.state != BallState.AT_REST or b.rest_ref is None or b.full_age > REST_REFRESH
+                or gate > 3.0 + 3.0 * math.sqrt(max(b.kx.pxx, b.ky.pxx)) + 1e-6):
+            return False
+        pr = self._probe(b)
+        ref = b.rest_ref
+        if pr[2] < 0.9 * ref[2] or math.hypot(pr[0] - ref[0], pr[1] - ref[1]) > 0.15:
+            b.probe_failed = True
+            return False
+        b.found = True
+        b.lost_frames = 0
+        b.meas[:] = b.anchor
+        self._push_mask(b.anchor[0], b.anchor[1], b.radius + 0.5)
+        return True
 
     def _separate_touching(self) -> None:
         """Balls found touching: refine each again with every other ball masked at its final place.
@@ -741,6 +785,10 @@ class Tracker:
             if not p.tight:
                 loose.append(p)
                 continue
+            if not self._pin_reachable(p) and (self._frame_count % N_PINS) != k:
+                # nothing moving can reach it: it is as it was (checked in turn, one pin per frame)
+                p.stable += 1
+                continue
             # at rest and unchanged so far: a tight look around its blob confirms it
             self._n_masks = n_ball_masks
             half = max(p.half_extent, 2.2 * self.pin_stand_r_px[k]) + 3.0
@@ -758,6 +806,23 @@ class Tracker:
         if loose:
             self._track_loose_pins(loose, n_ball_masks)
         self._n_masks = n_ball_masks
+
+    def _pin_reachable(self, p: _Pin) -> bool:
+        """A moving ball near enough to touch this pin by the next frame (or the table is in motion nearby)."""
+        reach = self.pin_len_px[p.index] + 8.0
+        for b in self.balls:
+            if not b.known or b.state == BallState.AT_REST:
+                continue
+            vx, vy = b.vel
+            step = math.hypot(vx, vy) * self._dt
+            bx, by = (b.meas if b.found else b.pos)
+            if math.hypot(bx - p.cx, by - p.cy) < reach + b.radius + 2.0 * step + 10.0:
+                return True
+        for o in self.pins:
+            if o is not p and not o.tight and not math.isnan(o.cx):
+                if math.hypot(o.cx - p.cx, o.cy - p.cy) < 2.0 * self.pin_len_px[p.index] + 15.0:
+                    return True
+        return False
 
     def _track_loose_pins(self, loose: list[_Pin], n_ball_masks: int) -> None:
         """Pins that moved or are not confirmed: find every pin-sized blob near them, assign jointly."""

@@ -1,0 +1,404 @@
+"""Every tracking kernel against a slow, plain-Python twin on seeded random inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from vision_ref.track import _kernels as K
+from vision_ref.track.tracker import default_params
+
+PRM = default_params()
+
+
+# ---- plain-Python twins -------------------------------------------------------------------------
+def py_read_yuv(mode, bgr, yp, uvp, yy, xx):
+    if mode == K.MODE_BGR:
+        b, g, r = (float(v) for v in bgr[yy, xx])
+        y = 0.299 * r + 0.587 * g + 0.114 * b
+        return y, 128.0 + 0.564 * (b - y), 128.0 + 0.713 * (r - y)
+    return float(yp[yy, xx]), float(uvp[yy // 2, xx // 2, 0]), float(uvp[yy // 2, xx // 2, 1])
+
+
+def clip01(v):
+    return min(max(v, 0.0), 1.0)
+
+
+def py_fg(y, u, v, by, bu, bv, prm):
+    k = (y + 4.0) / (by + 4.0)
+    res = math.hypot((u - 128) - k * (bu - 128), (v - 128) - k * (bv - 128))
+    if y > by:
+        res += prm[K.P_BRIGHT] * (y - by)
+    return clip01((res - prm[K.P_FG_LO]) / (prm[K.P_FG_HI] - prm[K.P_FG_LO]))
+
+
+def py_class(y, u, v, ref, prm):
+    yr, cu, cv = ref[0], ref[1] - 128, ref[2] - 128
+    s = yr / max(y, 12.0)
+    d = math.hypot((u - 128) * s - cu, (v - 128) * s - cv)
+    widen = prm[K.P_C_REL] * math.hypot(cu, cv)
+    lo, hi = prm[K.P_C_LO] + widen, prm[K.P_C_HI] + widen
+    return clip01((hi - d) / (hi - lo)) * clip01((y - prm[K.P_LUM_LO] * yr) / (prm[K.P_LUM_RANGE] * yr))
+
+
+def in_masks(xx, yy, masks, n):
+    return any((xx - masks[m, 0]) ** 2 + (yy - masks[m, 1]) ** 2 <= masks[m, 2] ** 2 for m in range(n))
+
+
+def py_ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, prm, masks, n_masks):
+    cls = np.zeros((h, w))
+    fg = np.zeros((h, w))
+    for j in range(h):
+        for i in range(w):
+            yy, xx = y0 + j, x0 + i
+            if in_masks(xx, yy, masks, n_masks):
+                continue
+            y, u, v = py_read_yuv(mode, bgr, yp, uvp, yy, xx)
+            f = py_fg(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            fg[j, i] = f
+            cls[j, i] = f * py_class(y, u, v, ref, prm)
+    return cls, fg
+
+
+def py_disk_scores(wmap, h, w, r, px, py, gate, stride):
+    ri = int(r)
+    offsets = [(dy, dx) for dy in range(-ri, ri + 1)
+               for dx in range(-int(math.sqrt(max(r * r - dy * dy, 0))), int(math.sqrt(max(r * r - dy * dy, 0))) + 1)]
+    scores = np.full((h, w), -1.0)
+    n = 0
+    for j in range(0, h, stride):
+        for i in range(0, w, stride):
+            if j - ri < 0 or j + ri >= h or i - ri < 0 or i + ri >= w:
+                continue
+            if (i - px) ** 2 + (j - py) ** 2 > gate * gate:
+                continue
+            scores[j, i] = sum(wmap[j + dy, i + dx] for dy, dx in offsets) / len(offsets)
+            n += 1
+    return n, scores
+
+
+def py_top_peaks(scores, min_sep, min_score, k_max):
+    out = []
+    for _ in range(k_max):
+        best = None
+        for j in range(scores.shape[0]):
+            for i in range(scores.shape[1]):
+                s = scores[j, i]
+                if s <= (min_score if best is None else best[2]):
+                    continue
+                if all((i - x) ** 2 + (j - y) ** 2 >= min_sep**2 for x, y, _ in out):
+                    best = (i, j, s)
+        if best is None:
+            break
+        out.append(best)
+    return out
+
+
+def capsule_membership(i, j, cx, cy, ux, uy, hl, rho):
+    dx, dy = i - cx, j - cy
+    t = min(max(dx * ux + dy * uy, -hl), hl)
+    return clip01(rho + 0.5 - math.hypot(dx - t * ux, dy - t * uy))
+
+
+def py_refine(wmap, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad):
+    h, w = wmap.shape
+    total = n_wide + n_narrow
+    for it in range(total + 1):
+        rho = r + 2.0 if (it < n_wide or it == total) else r + pad
+        acc = []
+        for j in range(h):
+            for i in range(w):
+                a = capsule_membership(i, j, cx, cy, ux, uy, hl, rho)
+                if a > 0:
+                    acc.append((a, wmap[j, i] * a, i - cx, j - cy))
+        area = sum(x[0] for x in acc)
+        sw = sum(x[1] for x in acc)
+        mx = sum(x[1] * x[2] for x in acc) / sw
+        my = sum(x[1] * x[3] for x in acc) / sw
+        if it == total:
+            sxx = sum(x[1] * x[2] ** 2 for x in acc) / sw - mx * mx
+            sxy = sum(x[1] * x[2] * x[3] for x in acc) / sw - mx * my
+            syy = sum(x[1] * x[3] ** 2 for x in acc) / sw - my * my
+            break
+        cx, cy = cx + mx, cy + my
+    fill = sw / (math.pi * r * r + 4 * r * hl)
+    return np.array([cx, cy, sw, area, sxx, sxy, syy, fill])
+
+
+def py_components(mask):
+    """8-connected components as lists of (j, i), in raster order of their first pixel."""
+    h, w = mask.shape
+    seen = np.zeros_like(mask, bool)
+    comps = []
+    for j0 in range(h):
+        for i0 in range(w):
+            if seen[j0, i0] or not mask[j0, i0]:
+                continue
+            todo, comp = [(j0, i0)], []
+            seen[j0, i0] = True
+            while todo:
+                j, i = todo.pop()
+                comp.append((j, i))
+                for dj in (-1, 0, 1):
+                    for di in (-1, 0, 1):
+                        jj, ii = j + dj, i + di
+                        if 0 <= jj < h and 0 <= ii < w and not seen[jj, ii] and mask[jj, ii]:
+                            seen[jj, ii] = True
+                            todo.append((jj, ii))
+            comps.append(comp)
+    return comps
+
+
+def py_blob_moments(comp, fg, band, nu, nv):
+    wv = np.array([fg[p] for p in comp])
+    xs = np.array([p[1] for p in comp], float)
+    ys = np.array([p[0] for p in comp], float)
+    b = np.array([band[p] for p in comp])
+    sw = wv.sum()
+    mx, my = (wv * xs).sum() / sw, (wv * ys).sum() / sw
+    out = np.zeros(K.N_BLOB)
+    out[K.B_SUMW] = sw
+    out[K.B_CX], out[K.B_CY] = mx, my
+    out[K.B_SXX] = (wv * xs * xs).sum() / sw - mx * mx
+    out[K.B_SXY] = (wv * xs * ys).sum() / sw - mx * my
+    out[K.B_SYY] = (wv * ys * ys).sum() / sw - my * my
+    out[K.B_BAND] = b.sum()
+    out[K.B_BX], out[K.B_BY] = mx, my
+    if b.sum() > 1e-9:
+        out[K.B_BX] = (b * xs).sum() / b.sum()
+        out[K.B_BY] = (b * ys).sum() / b.sum()
+        out[K.B_BU] = (b * np.array([nu[p] for p in comp])).sum() / b.sum()
+        out[K.B_BV] = (b * np.array([nv[p] for p in comp])).sum() / b.sum()
+    out[K.B_NPIX] = len(comp)
+    out[K.B_X0], out[K.B_X1] = xs.min(), xs.max()
+    out[K.B_Y0], out[K.B_Y1] = ys.min(), ys.max()
+    return out
+
+
+# ---- fixtures --------------------------------------------------------------------------------------
+def scene(seed, H=48, W=64):
+    """A cloth-coloured background with noise and a few bright / red / dark discs in the frame."""
+    rng = np.random.default_rng(seed)
+    bg = np.empty((H, W, 3), np.uint8)
+    bg[:] = (150, 92, 28)
+    bg = np.clip(bg + rng.normal(0, 2, bg.shape), 0, 255).astype(np.uint8)
+    fr = np.clip(bg.astype(float) + rng.normal(0, 3, bg.shape), 0, 255)
+    yy, xx = np.mgrid[0:H, 0:W]
+    for colour in ((222, 234, 238), (28, 30, 196), (40, 50, 60)):
+        cx, cy, r = rng.uniform(8, W - 8), rng.uniform(8, H - 8), rng.uniform(3, 7)
+        fr[(xx - cx) ** 2 + (yy - cy) ** 2 <= r * r] = colour
+    fr = fr.astype(np.uint8)
+    f = bg.astype(np.float32)
+    by = 0.299 * f[..., 2] + 0.587 * f[..., 1] + 0.114 * f[..., 0]
+    bu = 128 + 0.564 * (f[..., 0] - by)
+    bv = 128 + 0.713 * (f[..., 2] - by)
+    return fr, np.ascontiguousarray(by), np.ascontiguousarray(bu), np.ascontiguousarray(bv), rng
+
+
+def to_nv12(bgr):
+    f = bgr.astype(float)
+    y = 0.299 * f[..., 2] + 0.587 * f[..., 1] + 0.114 * f[..., 0]
+    u = 128 + 0.564 * (f[..., 0] - y)
+    v = 128 + 0.713 * (f[..., 2] - y)
+    uv = np.stack([u, v], -1).reshape(bgr.shape[0] // 2, 2, bgr.shape[1] // 2, 2, 2).mean(axis=(1, 3))
+    return np.clip(y, 0, 255).astype(np.uint8), np.clip(uv, 0, 255).astype(np.uint8)
+
+
+EMPTY3 = np.zeros((1, 1, 3), np.uint8)
+EMPTY2 = np.zeros((1, 1), np.uint8)
+EMPTY_UV = np.zeros((1, 1, 2), np.uint8)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("mode", [K.MODE_BGR, K.MODE_YUV])
+def test_ball_weights_matches_twin(seed, mode):
+    fr, by, bu, bv, rng = scene(seed)
+    yp, uvp = to_nv12(fr)
+    args = (fr, EMPTY2, EMPTY_UV) if mode == K.MODE_BGR else (EMPTY3, yp, uvp)
+    ref = np.array([200.0, 126.0, 130.0]) if seed % 2 == 0 else np.array([79.0, 100.0, 211.0])
+    masks = np.array([[20.0, 20.0, 4.0], [0.0, 0.0, 0.0]])
+    y0, x0, h, w = 3, 5, 40, 50
+    cls = np.zeros((64, 64), np.float32)
+    fg = np.zeros((64, 64), np.float32)
+    K.ball_weights(mode, *args, by, bu, bv, y0, x0, h, w, ref, PRM, masks, 1, cls, fg)
+    pc, pf = py_ball_weights(mode, *args, by, bu, bv, y0, x0, h, w, ref, PRM, masks, 1)
+    np.testing.assert_allclose(cls[:h, :w], pc, atol=2e-5)
+    np.testing.assert_allclose(fg[:h, :w], pf, atol=2e-5)
+    assert pf.max() == 1.0 and pf.min() == 0.0  # the scene has both objects and cloth
+
+
+def test_fg_ignores_shadows_and_sees_objects():
+    # a darker copy of the cloth (a shadow) keeps its hue: not foreground; a white ball is
+    by, bu, bv = 80.0, 150.0, 105.0
+    k = 0.5
+    assert K.fg_weight(by * k, 128 + (bu - 128) * k, 128 + (bv - 128) * k, by, bu, bv, PRM) == 0.0
+    assert K.fg_weight(220.0, 126.0, 130.0, by, bu, bv, PRM) == 1.0
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_disk_scores_and_peaks_match_twin(seed):
+    rng = np.random.default_rng(seed)
+    h, w = 30, 36
+    wmap = rng.random((h, w)).astype(np.float32) ** 3
+    prefix = np.zeros((64, 65))
+    scores = np.zeros((64, 64), np.float32)
+    for stride in (1, 2):
+        n = K.disk_scores(wmap, h, w, 4.5, 17.0, 14.0, 9.0, stride, prefix, scores)
+        pn, ps = py_disk_scores(wmap, h, w, 4.5, 17.0, 14.0, 9.0, stride)
+        assert n == pn > 0
+        np.testing.assert_allclose(scores[:h, :w], ps, atol=1e-5)
+    out = np.zeros((4, 3))
+    k = K.top_peaks(scores, h, w, 4.0, 0.0, 3, out)
+    twin = py_top_peaks(scores[:h, :w].astype(np.float64), 4.0, 0.0, 3)
+    assert k == len(twin) == 3
+    np.testing.assert_allclose(out[:k], np.array(twin), atol=1e-6)
+
+
+def disc_image(h, w, cx, cy, r, hl=0.0, ux=1.0, uy=0.0, ss=8):
+    """A disc (optionally smeared along a streak) rendered with ss x ss supersampling."""
+    img = np.zeros((h, w))
+    o = (np.arange(ss) + 0.5) / ss - 0.5
+    for j in range(h):
+        for i in range(w):
+            sy, sx = np.meshgrid(j + o, i + o, indexing="ij")
+            dx, dy = sx - cx, sy - cy
+            t = np.clip(dx * ux + dy * uy, -hl, hl)
+            img[j, i] = np.mean(np.hypot(dx - t * ux, dy - t * uy) <= r)
+    return img.astype(np.float32)
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_refine_capsule_matches_twin_and_finds_centres(seed):
+    rng = np.random.default_rng(seed)
+    h, w = 40, 44
+    cx, cy = rng.uniform(17, 25), rng.uniform(16, 22)
+    r = rng.uniform(5.0, 8.0)
+    ang = rng.uniform(0, math.pi)
+    hl = [0.0, 3.0, 6.0][seed % 3]
+    ux, uy = math.cos(ang), math.sin(ang)
+    img = disc_image(h, w, cx, cy, r, hl, ux, uy)
+    img = np.clip(img * 1.6, 0, 1).astype(np.float32)  # a saturating weight, as the kernels make
+    out = np.zeros(K.N_REFINE)
+    start = (cx + rng.uniform(-2, 2), cy + rng.uniform(-2, 2))
+    K.refine_capsule(img, h, w, start[0], start[1], ux, uy, hl, r, 2, 3, 1.5, out)
+    twin = py_refine(img.astype(np.float64), start[0], start[1], ux, uy, hl, r, 2, 3, 1.5)
+    np.testing.assert_allclose(out, twin, rtol=1e-6, atol=1e-6)
+    assert math.hypot(out[K.R_CX] - cx, out[K.R_CY] - cy) < 0.05
+    assert out[K.R_FILL] > 0.9
+
+
+def test_refine_is_not_pulled_by_a_touching_neighbour():
+    h, w = 40, 60
+    a = disc_image(h, w, 20.3, 20.0, 7.0)
+    b = disc_image(h, w, 34.3, 20.0, 7.0)  # touching on the right
+    img = np.clip(a + b, 0, 1).astype(np.float32)
+    out = np.zeros(K.N_REFINE)
+    K.refine_capsule(img, h, w, 21.0, 20.5, 1.0, 0.0, 0.0, 7.0, 2, 3, 0.5, out)
+    assert abs(out[K.R_CX] - 20.3) < 0.35 and abs(out[K.R_CY] - 20.0) < 0.05
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_pin_weights_and_blobs_match_twin(seed):
+    fr, by, bu, bv, rng = scene(seed)
+    h, w = 40, 56
+    y0, x0 = 4, 4
+    fg = np.zeros((64, 64), np.float32)
+    band = np.zeros((64, 64), np.float32)
+    nu = np.zeros((64, 64), np.float32)
+    nv = np.zeros((64, 64), np.float32)
+    masks = np.zeros((1, 3))
+    K.pin_weights(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, by, bu, bv, y0, x0, h, w, PRM, masks, 0, fg, band, nu, nv)
+    for j in range(h):
+        for i in range(w):
+            y, u, v = py_read_yuv(K.MODE_BGR, fr, None, None, y0 + j, x0 + i)
+            f = py_fg(y, u, v, by[y0 + j, x0 + i], bu[y0 + j, x0 + i], bv[y0 + j, x0 + i], PRM)
+            s = 128.0 / max(y, 12.0)
+            c = math.hypot((u - 128) * s, (v - 128) * s)
+            assert fg[j, i] == pytest.approx(f, abs=2e-5)
+            assert band[j, i] == pytest.approx(f * clip01((c - PRM[K.P_BAND_LO]) / (PRM[K.P_BAND_HI] - PRM[K.P_BAND_LO])), abs=2e-5)
+            assert nu[j, i] == pytest.approx((u - 128) * s, abs=1e-3)
+    fgv, bandv, nuv, nvv = (a[:h, :w].astype(np.float64) for a in (fg, band, nu, nv))
+    comps = [c for c in py_components(fgv >= 0.35)]
+    twins = [py_blob_moments(c, fgv, bandv, nuv, nvv) for c in comps]
+    twins = [t for t in twins if t[K.B_SUMW] >= 3.0]
+    labels = np.zeros((64, 64), np.int32)
+    stack = np.zeros(2 * 64 * 64, np.int32)
+    stats = np.zeros((16, K.N_BLOB))
+    nb = K.label_blobs(fg, band, nu, nv, h, w, 0.35, 3.0, labels, stack, stats, 16)
+    assert nb == len(twins) >= 2
+    np.testing.assert_allclose(stats[:nb], np.array(twins), rtol=1e-5, atol=1e-4)
+    # blob_at: the blob holding the strongest pixel near a seed (nearest of equals)
+    t0 = twins[0]
+    out = np.zeros(K.N_BLOB)
+    n = K.blob_at(fg, band, nu, nv, h, w, t0[K.B_CX], t0[K.B_CY], 3.0, 0.35, labels, stack, out)
+    assert n == t0[K.B_NPIX]
+    np.testing.assert_allclose(out, t0, rtol=1e-5, atol=1e-4)
+    assert K.blob_at(fg, band, nu, nv, h, w, -50.0, -50.0, 3.0, 0.35, labels, stack, out) == 0
+
+
+@pytest.mark.parametrize("seed", [10, 11])
+def test_coarse_grid_and_labels_match_twin(seed):
+    fr, by, bu, bv, rng = scene(seed, 64, 80)
+    stride, y0, x0 = 3, 1, 1
+    gh, gw = (64 - y0 + stride - 1) // stride, (80 - x0 + stride - 1) // stride
+    region = (rng.random((gh, gw)) > 0.1).astype(np.uint8)
+    ref_w = np.array([200.0, 126.0, 130.0])
+    ref_c = np.array([79.0, 100.0, 211.0])
+    fg = np.zeros((gh, gw), np.float32)
+    wh = np.zeros((gh, gw), np.float32)
+    cu = np.zeros((gh, gw), np.float32)
+    K.coarse_grid(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, by, bu, bv, stride, y0, x0, gh, gw, region, ref_w, ref_c, PRM,
+                  fg, wh, cu)
+    for j in range(gh):
+        for i in range(gw):
+            yy, xx = y0 + j * stride, x0 + i * stride
+            if not region[j, i]:
+                assert fg[j, i] == wh[j, i] == cu[j, i] == 0.0
+                continue
+            y, u, v = py_read_yuv(K.MODE_BGR, fr, None, None, yy, xx)
+            f = py_fg(y, u, v, by[yy, xx], bu[yy, xx], bv[yy, xx], PRM)
+            assert fg[j, i] == pytest.approx(f, abs=2e-5)
+            assert wh[j, i] == pytest.approx(f * py_class(y, u, v, ref_w, PRM), abs=2e-5)
+            assert cu[j, i] == pytest.approx(f * py_class(y, u, v, ref_c, PRM), abs=2e-5)
+    labels = np.zeros((gh, gw), np.int32)
+    stack = np.zeros(2 * gh * gw, np.int32)
+    stats = np.zeros((32, K.N_STAT))
+    nc = K.label_grid(fg, wh, cu, gh, gw, 0.5, labels, stack, stats, 32)
+    comps = py_components(fg >= 0.5)
+    assert nc == len(comps) >= 1
+    for c, st in zip(comps, stats[:nc]):
+        assert st[K.S_N] == len(c)
+        assert st[K.S_SX] == sum(p[1] for p in c) and st[K.S_SY] == sum(p[0] for p in c)
+        assert st[K.S_SW] == pytest.approx(sum(float(wh[p]) for p in c), rel=1e-5)
+        assert st[K.S_SC] == pytest.approx(sum(float(cu[p]) for p in c), rel=1e-5)
+        assert (st[K.S_X0], st[K.S_X1]) == (min(p[1] for p in c), max(p[1] for p in c))
+
+
+def test_sample_pairs_and_grid_lookups_match_twin():
+    fr, by, bu, bv, rng = scene(12)
+    out_f = np.zeros((500, 3))
+    out_b = np.zeros((500, 3))
+    n = K.sample_pairs(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, by, bu, bv, 5, out_f, out_b)
+    rows = [(yy, xx) for yy in range(2, 48, 5) for xx in range(2, 64, 5)]
+    assert n == len(rows)
+    for k, (yy, xx) in enumerate(rows):
+        np.testing.assert_allclose(out_f[k], py_read_yuv(K.MODE_BGR, fr, None, None, yy, xx), atol=1e-9)
+        np.testing.assert_allclose(out_b[k], (by[yy, xx], bu[yy, xx], bv[yy, xx]), atol=1e-5)
+    grid = rng.normal(size=(7, 9, 4))
+    step = 8.0
+    px = rng.uniform(0, 64, 20)
+    py = rng.uniform(0, 48, 20)
+    out = np.zeros((20, 4))
+    K.grid_lookup(grid, step, px, py, out, 20)
+    for k in range(20):
+        i, j = min(int(px[k] // step), 7), min(int(py[k] // step), 5)
+        ax, ay = px[k] / step - i, py[k] / step - j
+        want = ((1 - ax) * (1 - ay) * grid[j, i] + ax * (1 - ay) * grid[j, i + 1]
+                + (1 - ax) * ay * grid[j + 1, i] + ax * ay * grid[j + 1, i + 1])
+        np.testing.assert_allclose(out[k], want, atol=1e-12)
+        z = rng.uniform(0, 1)
+        x, y = K.grid_point(grid, step, px[k], py[k], 0, z)
+        assert x == pytest.approx(want[0] + (want[2] - want[0]) * z, abs=1e-12)
+        assert y == pytest.approx(want[1] + (want[3] - want[1]) * z, abs=1e-12)
