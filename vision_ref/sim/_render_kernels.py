@@ -626,6 +626,12 @@ def sphere_light_occlusion(px, py, pz, cx, cy, cz, rad, lx, ly, lz, lamp_r):
     s = qx * vx + qy * vy + qz * vz
     if s <= 0.0 or s >= vl:
         return 0.0
+    # cheap exact-zero test: sin(gamma) > sin(alpha) + tan(beta) >= sin(alpha + beta)
+    # means the sphere misses the lamp disc entirely (no acos/asin/atan needed)
+    perp2 = ql * ql - s * s
+    lim = rad + lamp_r * ql / vl
+    if perp2 > lim * lim:
+        return 0.0
     cosg = s / ql
     if cosg > 1.0:
         cosg = 1.0
@@ -650,6 +656,44 @@ def sphere_ao(px, py, pz, nx, ny, nz, cx, cy, cz, rad, reach):
         return 0.0
     f = (rad / d) ** 2 * cos_t
     return f * (1.0 - smoothstep(0.6 * reach, reach, d))
+
+
+@njit(cache=True)
+def ray_misses_sphere(ox, oy, oz, dx, dy, dz, cx, cy, cz, rad):
+    """True when the ray (unit d) passes farther than ``rad`` from the centre (or it is behind)."""
+    lx = cx - ox
+    ly = cy - oy
+    lz = cz - oz
+    tc = lx * dx + ly * dy + lz * dz
+    if tc <= -rad:
+        return True
+    d2 = lx * lx + ly * ly + lz * lz - tc * tc
+    return d2 > rad * rad
+
+
+@njit(cache=True)
+def cannot_shade(px, py, pz, cx, cy, cz, rad, reach, lamps, lamp_r):
+    """True when a bounding sphere can neither darken the ambient light at P (beyond
+    ``reach``) nor hide any lamp disc from P: its shadow terms are exactly zero."""
+    qx = cx - px
+    qy = cy - py
+    qz = cz - pz
+    q2 = qx * qx + qy * qy + qz * qz
+    if q2 < (reach + rad) * (reach + rad):
+        return False
+    ql = math.sqrt(q2)
+    for i in range(lamps.shape[0]):
+        vx = lamps[i, 0] - px
+        vy = lamps[i, 1] - py
+        vz = lamps[i, 2] - pz
+        vl = math.sqrt(vx * vx + vy * vy + vz * vz)
+        s = (qx * vx + qy * vy + qz * vz) / vl
+        if s <= -rad or s >= vl + rad:
+            continue
+        lim = rad + lamp_r * (ql + rad) / vl
+        if q2 - s * s <= lim * lim:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -733,9 +777,15 @@ def render_box(
     y0, x0, bh, bw, rays, origin, focal, bg_lin, bg_pt, bg_t, gain,
     times, frame_t, row_dt, exposure, jitter,
     balls, ball_rad, ball_alb, pins, pin_kind, pin_prof, pin_height, pin_rmax, pin_cols,
-    prims, prim_alb, lamps, ambient, cloth, shadow_reach, out,
+    prims, prim_alb, lamps, ambient, cloth, shadow_reach, blur_step_px, min_samples, out,
 ):
     """Average radiance over the exposure of each pixel of a box, objects composited on the table.
+
+    Each pixel uses as many of the samples as the objects that can reach it need:
+    one per ``blur_step_px`` of their image motion over the exposure (shadows count
+    twice: they move faster than low objects), at least ``min_samples`` for
+    anti-aliasing, spread evenly over all the samples -- a slow arm next to a fast
+    stick costs its few samples, not the stick's many.
 
     out (bh, bw, 3) receives gain-applied linear radiance. A sample at time
     times[s] counts for row r when it falls in the row's exposure
@@ -762,261 +812,532 @@ def render_box(
     top = pin_cols[2]
     kband = pin_cols[3]
     ktop = pin_cols[4]
-    for rr in range(bh):
-        r = y0 + rr
-        t_row0 = frame_t + r * row_dt
-        for cc in range(bw):
-            c = x0 + cc
-            # the background point and its light, for shadows
-            bx = bg_pt[r, c, 0]
-            by = bg_pt[r, c, 1]
-            bz = bg_pt[r, c, 2]
-            amb0 = lamp_irradiance(bx, by, bz, 0.0, 0.0, 1.0, lamps, ambient, li)
-            tot0 = amb0
-            for i in range(nl):
-                tot0 += li[i]
-            acc_r = 0.0
-            acc_g = 0.0
-            acc_b = 0.0
-            nacc = 0
-            for s in range(S):
-                ts = times[s]
-                if ts < t_row0 - 1e-12 or ts > t_row0 + exposure + 1e-12:
-                    continue
-                nacc += 1
-                # jittered ray (bilinear in the ray map)
-                fx = c + jitter[s, 0]
-                fy = r + jitter[s, 1]
-                ix = int(math.floor(fx))
-                iy = int(math.floor(fy))
-                ax_ = fx - ix
-                ay_ = fy - iy
-                if ix < 0:
-                    ix = 0
-                    ax_ = 0.0
-                if iy < 0:
-                    iy = 0
-                    ay_ = 0.0
-                if ix >= W - 1:
-                    ix = W - 2
-                    ax_ = 1.0
-                if iy >= H - 1:
-                    iy = H - 2
-                    ay_ = 1.0
-                dx = (rays[iy, ix, 0] * (1 - ax_) + rays[iy, ix + 1, 0] * ax_) * (1 - ay_) + (
-                    rays[iy + 1, ix, 0] * (1 - ax_) + rays[iy + 1, ix + 1, 0] * ax_) * ay_
-                dy = (rays[iy, ix, 1] * (1 - ax_) + rays[iy, ix + 1, 1] * ax_) * (1 - ay_) + (
-                    rays[iy + 1, ix, 1] * (1 - ax_) + rays[iy + 1, ix + 1, 1] * ax_) * ay_
-                dz = (rays[iy, ix, 2] * (1 - ax_) + rays[iy, ix + 1, 2] * ax_) * (1 - ay_) + (
-                    rays[iy + 1, ix, 2] * (1 - ax_) + rays[iy + 1, ix + 1, 2] * ax_) * ay_
-                dl = math.sqrt(dx * dx + dy * dy + dz * dz)
-                dx /= dl
-                dy /= dl
-                dz /= dl
-                tbg = bg_t[r, c]
-                # ---- shadows on the background point
-                ao = 1.0
-                for i in range(nl):
-                    vis[i] = 1.0
-                for k in range(nb):
-                    if balls[s, k, 3] < 0.5:
-                        continue
-                    cx = balls[s, k, 0]
-                    cy = balls[s, k, 1]
-                    cz = balls[s, k, 2]
-                    ao *= 1.0 - sphere_ao(bx, by, bz, 0.0, 0.0, 1.0, cx, cy, cz, ball_rad, shadow_reach)
-                    for i in range(nl):
-                        vis[i] *= 1.0 - sphere_light_occlusion(bx, by, bz, cx, cy, cz, ball_rad, lamps[i, 0], lamps[i, 1], lamps[i, 2], LAMP_RADIUS_MM)
-                for k in range(npn):
-                    if pins[s, k, 5] < 0.5:
-                        continue
-                    kind = pin_kind[k]
-                    hgt = pin_height[kind]
-                    rm = pin_rmax[kind]
-                    pax, pay, paz, _, _, _, _, _, _ = pin_frame(pins[s, k, 3], pins[s, k, 4])
-                    lift = pin_lift(pin_prof[kind], hgt, rm, pins[s, k, 3])
-                    # the pin as two spheres: belly and head
-                    for part in range(2):
-                        hh = hgt * (0.33 if part == 0 else 0.84)
-                        rad = rm * (0.95 if part == 0 else 0.6)
-                        cx = pins[s, k, 0] + pax * hh
-                        cy = pins[s, k, 1] + pay * hh
-                        cz = pins[s, k, 2] + lift + paz * hh
-                        ao *= 1.0 - sphere_ao(bx, by, bz, 0.0, 0.0, 1.0, cx, cy, cz, rad, 4.0 * rad + 20.0)
-                        for i in range(nl):
-                            vis[i] *= 1.0 - sphere_light_occlusion(bx, by, bz, cx, cy, cz, rad, lamps[i, 0], lamps[i, 1], lamps[i, 2], LAMP_RADIUS_MM)
-                for q in range(nq):
-                    kindq = prims[s, q, 0]
-                    if kindq < 0.5:
-                        continue
-                    if kindq < 1.5:
-                        cx, cy, cz, sq = closest_on_segment(bx, by, bz, prims[s, q, 1], prims[s, q, 2], prims[s, q, 3], prims[s, q, 4], prims[s, q, 5], prims[s, q, 6])
-                        rad = prims[s, q, 7] + (prims[s, q, 8] - prims[s, q, 7]) * sq
-                    else:
-                        cx = prims[s, q, 1]
-                        cy = prims[s, q, 2]
-                        cz = prims[s, q, 3]
-                        rad = (prims[s, q, 4] + prims[s, q, 5] + prims[s, q, 6]) / 3.0
-                    ao *= 1.0 - sphere_ao(bx, by, bz, 0.0, 0.0, 1.0, cx, cy, cz, rad, 3.0 * rad + 60.0)
-                    for i in range(nl):
-                        if kindq < 1.5:
-                            # nearest point of the capsule to the ray towards the lamp
-                            mx = 0.5 * (bx + lamps[i, 0])
-                            my = 0.5 * (by + lamps[i, 1])
-                            mz = 0.5 * (bz + lamps[i, 2])
-                            cx, cy, cz, sq = closest_on_segment(mx, my, mz, prims[s, q, 1], prims[s, q, 2], prims[s, q, 3], prims[s, q, 4], prims[s, q, 5], prims[s, q, 6])
-                            # refine once towards the point-to-lamp line
-                            for _ in range(2):
-                                vx_ = lamps[i, 0] - bx
-                                vy_ = lamps[i, 1] - by
-                                vz_ = lamps[i, 2] - bz
-                                vl_ = math.sqrt(vx_ * vx_ + vy_ * vy_ + vz_ * vz_)
-                                tt = ((cx - bx) * vx_ + (cy - by) * vy_ + (cz - bz) * vz_) / vl_
-                                mx = bx + vx_ / vl_ * tt
-                                my = by + vy_ / vl_ * tt
-                                mz = bz + vz_ / vl_ * tt
-                                cx, cy, cz, sq = closest_on_segment(mx, my, mz, prims[s, q, 1], prims[s, q, 2], prims[s, q, 3], prims[s, q, 4], prims[s, q, 5], prims[s, q, 6])
-                            rad = prims[s, q, 7] + (prims[s, q, 8] - prims[s, q, 7]) * sq
-                        vis[i] *= 1.0 - sphere_light_occlusion(bx, by, bz, cx, cy, cz, rad, lamps[i, 0], lamps[i, 1], lamps[i, 2], LAMP_RADIUS_MM)
-                lit = amb0 * ao
-                for i in range(nl):
-                    lit += li[i] * vis[i]
-                shadow = lit / tot0
-                col_r = bg_lin[r, c, 0] * shadow
-                col_g = bg_lin[r, c, 1] * shadow
-                col_b = bg_lin[r, c, 2] * shadow
-                # ---- object hits
-                nh = 0
-                for k in range(nb):
-                    if balls[s, k, 3] < 0.5:
-                        continue
-                    cx = balls[s, k, 0]
-                    cy = balls[s, k, 1]
-                    cz = balls[s, k, 2]
-                    th, perp = ray_sphere(ox, oy, oz, dx, dy, dz, cx, cy, cz, ball_rad)
-                    if th <= 0.0 or th >= tbg:
-                        continue
-                    pxmm = th / focal
-                    cov = 0.5 + (ball_rad - perp) / pxmm
-                    if cov <= 0.0:
-                        continue
-                    if cov > 1.0:
-                        cov = 1.0
-                    pp = min(perp, ball_rad * 0.999)
-                    te = (cx - ox) * dx + (cy - oy) * dy + (cz - oz) * dz - math.sqrt(ball_rad * ball_rad - pp * pp)
-                    hx = ox + te * dx
-                    hy = oy + te * dy
-                    hz = oz + te * dz
-                    nx = (hx - cx) / ball_rad
-                    ny = (hy - cy) / ball_rad
-                    nz = (hz - cz) / ball_rad
-                    if perp > pp:  # graze: put the point on the silhouette
-                        qx = hx - cx
-                        qy = hy - cy
-                        qz = hz - cz
-                        dn = qx * dx + qy * dy + qz * dz
-                        qx -= dn * dx
-                        qy -= dn * dy
-                        qz -= dn * dz
-                        ql = math.sqrt(qx * qx + qy * qy + qz * qz) + 1e-12
-                        nx = qx / ql
-                        ny = qy / ql
-                        nz = qz / ql
-                        hx = cx + nx * ball_rad
-                        hy = cy + ny * ball_rad
-                        hz = cz + nz * ball_rad
-                    cr, cg, cb = shade_surface(hx, hy, hz, nx, ny, nz, dx, dy, dz, ball_alb[k, 0], ball_alb[k, 1], ball_alb[k, 2], 1.0, 1.0, lamps, ambient, cloth, li)
-                    hit_t[nh] = te
-                    hit_cov[nh] = cov
-                    hit_col[nh, 0] = cr
-                    hit_col[nh, 1] = cg
-                    hit_col[nh, 2] = cb
-                    nh += 1
-                for k in range(npn):
-                    if pins[s, k, 5] < 0.5:
-                        continue
-                    kind = pin_kind[k]
-                    th, u, nx, ny, nz = ray_pin(ox, oy, oz, dx, dy, dz, pins[s, k, 0], pins[s, k, 1], pins[s, k, 2], pins[s, k, 3], pins[s, k, 4], pin_prof[kind], pin_height[kind], pin_rmax[kind])
-                    if th <= 0.0 or th >= tbg:
-                        continue
-                    ar_, ag_, ab_ = pin_albedo(u, kind, body, band, top, kband, ktop)
-                    hx = ox + th * dx
-                    hy = oy + th * dy
-                    hz = oz + th * dz
-                    cr, cg, cb = shade_surface(hx, hy, hz, nx, ny, nz, dx, dy, dz, ar_, ag_, ab_, 0.35, 2.0, lamps, ambient, cloth, li)
-                    hit_t[nh] = th
-                    hit_cov[nh] = 1.0
-                    hit_col[nh, 0] = cr
-                    hit_col[nh, 1] = cg
-                    hit_col[nh, 2] = cb
-                    nh += 1
-                for q in range(nq):
-                    kindq = prims[s, q, 0]
-                    if kindq < 0.5:
-                        continue
-                    mat = int(prims[s, q, 9])
-                    if kindq < 1.5:
-                        th, edge, sq, nx, ny, nz = ray_capsule(ox, oy, oz, dx, dy, dz, prims[s, q, 1], prims[s, q, 2], prims[s, q, 3], prims[s, q, 4], prims[s, q, 5], prims[s, q, 6], prims[s, q, 7], prims[s, q, 8])
-                        if th <= 0.0 or th >= tbg:
-                            continue
-                        cov = min(1.0, 0.5 + edge / (th / focal))
-                    else:
-                        th, miss, nx, ny, nz = ray_ellipsoid(ox, oy, oz, dx, dy, dz, prims[s, q, 1], prims[s, q, 2], prims[s, q, 3], prims[s, q, 4], prims[s, q, 5], prims[s, q, 6], prims[s, q, 10])
-                        if th <= 0.0 or th >= tbg:
-                            continue
-                        cov = min(1.0, 0.5 - miss / (th / focal))
-                    if cov <= 0.0:
-                        continue
-                    hx = ox + th * dx
-                    hy = oy + th * dy
-                    hz = oz + th * dz
-                    ks = 0.25 if mat <= MAT_BUTT else (0.05 if mat == MAT_SKIN else 0.0)
-                    cr, cg, cb = shade_surface(hx, hy, hz, nx, ny, nz, dx, dy, dz, prim_alb[mat, 0], prim_alb[mat, 1], prim_alb[mat, 2], ks, 3.0, lamps, ambient, cloth, li)
-                    hit_t[nh] = th
-                    hit_cov[nh] = cov
-                    hit_col[nh, 0] = cr
-                    hit_col[nh, 1] = cg
-                    hit_col[nh, 2] = cb
-                    nh += 1
-                # composite far to near
-                for _ in range(nh):
-                    far = -1
-                    tfar = -1.0
-                    for h in range(nh):
-                        if hit_cov[h] >= 0.0 and hit_t[h] > tfar:
-                            tfar = hit_t[h]
-                            far = h
-                    if far < 0:
-                        break
-                    a = hit_cov[far]
-                    col_r = col_r + (hit_col[far, 0] - col_r) * a
-                    col_g = col_g + (hit_col[far, 1] - col_g) * a
-                    col_b = col_b + (hit_col[far, 2] - col_b) * a
-                    hit_cov[far] = -1.0
-                acc_r += col_r
-                acc_g += col_g
-                acc_b += col_b
-            if nacc == 0:
-                out[rr, cc, 0] = bg_lin[r, c, 0] * gain[r, c]
-                out[rr, cc, 1] = bg_lin[r, c, 1] * gain[r, c]
-                out[rr, cc, 2] = bg_lin[r, c, 2] * gain[r, c]
+    # per sample, once for the whole box: pin axes and lifts, bounding spheres of pins and prims
+    pin_geo = np.zeros((S, npn, 4))  # axis x, y, z, lift
+    pin_bs = np.zeros((S, npn, 4))  # bounding sphere: centre, radius
+    prim_bs = np.zeros((S, nq, 4))
+    for s in range(S):
+        for k in range(npn):
+            if pins[s, k, 5] < 0.5:
+                continue
+            kind = pin_kind[k]
+            hgt = pin_height[kind]
+            pax, pay, paz, _, _, _, _, _, _ = pin_frame(pins[s, k, 3], pins[s, k, 4])
+            lift = pin_lift(pin_prof[kind], hgt, pin_rmax[kind], pins[s, k, 3])
+            pin_geo[s, k, 0] = pax
+            pin_geo[s, k, 1] = pay
+            pin_geo[s, k, 2] = paz
+            pin_geo[s, k, 3] = lift
+            pin_bs[s, k, 0] = pins[s, k, 0] + pax * 0.5 * hgt
+            pin_bs[s, k, 1] = pins[s, k, 1] + pay * 0.5 * hgt
+            pin_bs[s, k, 2] = pins[s, k, 2] + lift + paz * 0.5 * hgt
+            pin_bs[s, k, 3] = math.sqrt(0.25 * hgt * hgt + pin_rmax[kind] * pin_rmax[kind]) + 0.5
+        for q in range(nq):
+            kq = prims[s, q, 0]
+            if kq < 0.5:
+                continue
+            if kq < 1.5:
+                ex = prims[s, q, 4] - prims[s, q, 1]
+                ey = prims[s, q, 5] - prims[s, q, 2]
+                ez = prims[s, q, 6] - prims[s, q, 3]
+                prim_bs[s, q, 0] = prims[s, q, 1] + 0.5 * ex
+                prim_bs[s, q, 1] = prims[s, q, 2] + 0.5 * ey
+                prim_bs[s, q, 2] = prims[s, q, 3] + 0.5 * ez
+                prim_bs[s, q, 3] = 0.5 * math.sqrt(ex * ex + ey * ey + ez * ez) + max(prims[s, q, 7], prims[s, q, 8]) + 2.0
             else:
-                g = gain[r, c] / nacc
-                out[rr, cc, 0] = acc_r * g
-                out[rr, cc, 1] = acc_g * g
-                out[rr, cc, 2] = acc_b * g
+                prim_bs[s, q, 0] = prims[s, q, 1]
+                prim_bs[s, q, 1] = prims[s, q, 2]
+                prim_bs[s, q, 2] = prims[s, q, 3]
+                prim_bs[s, q, 3] = max(prims[s, q, 4], max(prims[s, q, 5], prims[s, q, 6])) + 2.0
+    # swept bounding spheres of every object over all the samples (centre, radius, AO reach):
+    # a pixel none of them can touch -- no hit, no shadow -- is the background as it is
+    nobj = nb + npn + nq
+    sweep = np.zeros((nobj, 6))  # centre, radius, AO reach, motion over the samples (mm)
+    for o in range(nobj):
+        cnt = 0
+        for s in range(S):
+            if o < nb:
+                if balls[s, o, 3] < 0.5:
+                    continue
+                c0 = balls[s, o, 0]
+                c1 = balls[s, o, 1]
+                c2 = balls[s, o, 2]
+            elif o < nb + npn:
+                k = o - nb
+                if pins[s, k, 5] < 0.5:
+                    continue
+                c0 = pin_bs[s, k, 0]
+                c1 = pin_bs[s, k, 1]
+                c2 = pin_bs[s, k, 2]
+            else:
+                q = o - nb - npn
+                if prims[s, q, 0] < 0.5:
+                    continue
+                c0 = prim_bs[s, q, 0]
+                c1 = prim_bs[s, q, 1]
+                c2 = prim_bs[s, q, 2]
+            sweep[o, 0] += c0
+            sweep[o, 1] += c1
+            sweep[o, 2] += c2
+            cnt += 1
+        if cnt == 0:
+            sweep[o, 3] = -1.0
+            continue
+        sweep[o, 0] /= cnt
+        sweep[o, 1] /= cnt
+        sweep[o, 2] /= cnt
+        rad = 0.0
+        reach = 0.0
+        for s in range(S):
+            if o < nb:
+                if balls[s, o, 3] < 0.5:
+                    continue
+                c0 = balls[s, o, 0]
+                c1 = balls[s, o, 1]
+                c2 = balls[s, o, 2]
+                rs = ball_rad
+                re = shadow_reach
+            elif o < nb + npn:
+                k = o - nb
+                if pins[s, k, 5] < 0.5:
+                    continue
+                c0 = pin_bs[s, k, 0]
+                c1 = pin_bs[s, k, 1]
+                c2 = pin_bs[s, k, 2]
+                rs = pin_bs[s, k, 3]
+                re = 4.0 * pin_rmax[pin_kind[k]] + 20.0
+            else:
+                q = o - nb - npn
+                if prims[s, q, 0] < 0.5:
+                    continue
+                c0 = prim_bs[s, q, 0]
+                c1 = prim_bs[s, q, 1]
+                c2 = prim_bs[s, q, 2]
+                rs = prim_bs[s, q, 3] + 2.0
+                if prims[s, q, 0] < 1.5:
+                    re = 3.0 * max(prims[s, q, 7], prims[s, q, 8]) + 60.0
+                else:
+                    re = 3.0 * max(prims[s, q, 4], max(prims[s, q, 5], prims[s, q, 6])) + 60.0
+            dd = math.sqrt((c0 - sweep[o, 0]) ** 2 + (c1 - sweep[o, 1]) ** 2 + (c2 - sweep[o, 2]) ** 2) + rs
+            if dd > rad:
+                rad = dd
+            if re > reach:
+                reach = re
+        sweep[o, 3] = rad
+        sweep[o, 4] = reach
+        # motion: the largest displacement of the object's key points from its first sample
+        first = -1
+        mv = 0.0
+        for s in range(S):
+            if o < nb:
+                if balls[s, o, 3] < 0.5:
+                    continue
+                p0 = balls[s, o, 0]
+                p1 = balls[s, o, 1]
+                p2 = balls[s, o, 2]
+                p3 = p0
+                p4 = p1
+                p5 = p2
+            elif o < nb + npn:
+                k = o - nb
+                if pins[s, k, 5] < 0.5:
+                    continue
+                hgt = pin_height[pin_kind[k]]
+                p0 = pins[s, k, 0]
+                p1 = pins[s, k, 1]
+                p2 = pins[s, k, 2]
+                p3 = p0 + pin_geo[s, k, 0] * hgt
+                p4 = p1 + pin_geo[s, k, 1] * hgt
+                p5 = p2 + pin_geo[s, k, 3] + pin_geo[s, k, 2] * hgt
+            else:
+                q = o - nb - npn
+                if prims[s, q, 0] < 0.5:
+                    continue
+                p0 = prims[s, q, 1]
+                p1 = prims[s, q, 2]
+                p2 = prims[s, q, 3]
+                if prims[s, q, 0] < 1.5:
+                    p3 = prims[s, q, 4]
+                    p4 = prims[s, q, 5]
+                    p5 = prims[s, q, 6]
+                else:
+                    p3 = p0
+                    p4 = p1
+                    p5 = p2
+            if first < 0:
+                first = s
+                f0 = p0
+                f1 = p1
+                f2 = p2
+                f3 = p3
+                f4 = p4
+                f5 = p5
+                continue
+            da = math.sqrt((p0 - f0) ** 2 + (p1 - f1) ** 2 + (p2 - f2) ** 2)
+            db = math.sqrt((p3 - f3) ** 2 + (p4 - f4) ** 2 + (p5 - f5) ** 2)
+            if da > mv:
+                mv = da
+            if db > mv:
+                mv = db
+        sweep[o, 5] = mv
+    # tiles of TILE x TILE pixels: only the objects whose swept sphere (grown by the
+    # tile's size) can reach a tile are tested at its pixels; empty tiles are background
+    TILE = 8
+    cand = np.empty(nobj, dtype=np.int64)
+    for ty in range(0, bh, TILE):
+        for tx in range(0, bw, TILE):
+            th_ = min(TILE, bh - ty)
+            tw_ = min(TILE, bw - tx)
+            rc0 = y0 + ty + th_ // 2
+            cc0 = x0 + tx + tw_ // 2
+            cdx = rays[rc0, cc0, 0]
+            cdy = rays[rc0, cc0, 1]
+            cdz = rays[rc0, cc0, 2]
+            cbx = bg_pt[rc0, cc0, 0]
+            cby = bg_pt[rc0, cc0, 1]
+            cbz = bg_pt[rc0, cc0, 2]
+            # the tile's angular radius (rays) and its reach on the table (background points)
+            cos_min = 1.0
+            grow_bg = 0.0
+            for cy_ in (y0 + ty, y0 + ty + th_ - 1):
+                for cx_ in (x0 + tx, x0 + tx + tw_ - 1):
+                    cosv = cdx * rays[cy_, cx_, 0] + cdy * rays[cy_, cx_, 1] + cdz * rays[cy_, cx_, 2]
+                    if cosv < cos_min:
+                        cos_min = cosv
+                    gb = math.sqrt((bg_pt[cy_, cx_, 0] - cbx) ** 2 + (bg_pt[cy_, cx_, 1] - cby) ** 2 + (bg_pt[cy_, cx_, 2] - cbz) ** 2)
+                    if gb > grow_bg:
+                        grow_bg = gb
+            sin_t = math.sqrt(max(0.0, 1.0 - cos_min * cos_min)) + 1e-6
+            ncand = 0
+            for o in range(nobj):
+                if sweep[o, 3] < 0.0:
+                    continue
+                tc = (sweep[o, 0] - ox) * cdx + (sweep[o, 1] - oy) * cdy + (sweep[o, 2] - oz) * cdz
+                dist_o = math.sqrt((sweep[o, 0] - ox) ** 2 + (sweep[o, 1] - oy) ** 2 + (sweep[o, 2] - oz) ** 2)
+                grow = dist_o * sin_t + 2.0 * max(tc, 1.0) / focal + 1.0
+                if not ray_misses_sphere(ox, oy, oz, cdx, cdy, cdz, sweep[o, 0], sweep[o, 1], sweep[o, 2], sweep[o, 3] + grow):
+                    cand[ncand] = o
+                    ncand += 1
+                    continue
+                g2 = grow_bg * 2.0 + 1.0
+                if not cannot_shade(cbx, cby, cbz, sweep[o, 0], sweep[o, 1], sweep[o, 2], sweep[o, 3] + g2, sweep[o, 4] + g2, lamps, LAMP_RADIUS_MM):
+                    cand[ncand] = o
+                    ncand += 1
+            if ncand == 0:
+                for rr in range(ty, ty + th_):
+                    r = y0 + rr
+                    for cc in range(tx, tx + tw_):
+                        c = x0 + cc
+                        out[rr, cc, 0] = bg_lin[r, c, 0] * gain[r, c]
+                        out[rr, cc, 1] = bg_lin[r, c, 1] * gain[r, c]
+                        out[rr, cc, 2] = bg_lin[r, c, 2] * gain[r, c]
+                continue
+            for rr in range(ty, ty + th_):
+                r = y0 + rr
+                t_row0 = frame_t + r * row_dt
+                for cc in range(tx, tx + tw_):
+                    c = x0 + cc
+                    # the background point and its light, for shadows
+                    bx = bg_pt[r, c, 0]
+                    by = bg_pt[r, c, 1]
+                    bz = bg_pt[r, c, 2]
+                    touched = False
+                    need = 0.0  # image motion (px) of what can reach this pixel
+                    rdx = rays[r, c, 0]
+                    rdy = rays[r, c, 1]
+                    rdz = rays[r, c, 2]
+                    for oi in range(ncand):
+                        o = cand[oi]
+                        # two pixels of margin: sub-pixel jitter and anti-aliased edges
+                        tc = (sweep[o, 0] - ox) * rdx + (sweep[o, 1] - oy) * rdy + (sweep[o, 2] - oz) * rdz
+                        tcc = max(tc, 1.0)
+                        margin = 2.0 * tcc / focal
+                        mpx = sweep[o, 5] * focal / tcc
+                        if not ray_misses_sphere(ox, oy, oz, rdx, rdy, rdz, sweep[o, 0], sweep[o, 1], sweep[o, 2], sweep[o, 3] + margin):
+                            touched = True
+                            if mpx > need:
+                                need = mpx
+                        elif not cannot_shade(bx, by, bz, sweep[o, 0], sweep[o, 1], sweep[o, 2], sweep[o, 3], sweep[o, 4], lamps, LAMP_RADIUS_MM):
+                            touched = True
+                            if 2.0 * mpx > need:
+                                need = 2.0 * mpx
+                    if not touched:
+                        out[rr, cc, 0] = bg_lin[r, c, 0] * gain[r, c]
+                        out[rr, cc, 1] = bg_lin[r, c, 1] * gain[r, c]
+                        out[rr, cc, 2] = bg_lin[r, c, 2] * gain[r, c]
+                        continue
+                    amb0 = lamp_irradiance(bx, by, bz, 0.0, 0.0, 1.0, lamps, ambient, li)
+                    tot0 = amb0
+                    for i in range(nl):
+                        tot0 += li[i]
+                    acc_r = 0.0
+                    acc_g = 0.0
+                    acc_b = 0.0
+                    nacc = 0
+                    n_pix = int(math.ceil(need / blur_step_px))
+                    if n_pix < min_samples:
+                        n_pix = min_samples
+                    if n_pix > S:
+                        n_pix = S
+                    for j in range(n_pix):
+                        s = (j * S) // n_pix if n_pix < S else j
+                        ts = times[s]
+                        if ts < t_row0 - 1e-12 or ts > t_row0 + exposure + 1e-12:
+                            continue
+                        nacc += 1
+                        # jittered ray (bilinear in the ray map)
+                        fx = c + jitter[s, 0]
+                        fy = r + jitter[s, 1]
+                        ix = int(math.floor(fx))
+                        iy = int(math.floor(fy))
+                        ax_ = fx - ix
+                        ay_ = fy - iy
+                        if ix < 0:
+                            ix = 0
+                            ax_ = 0.0
+                        if iy < 0:
+                            iy = 0
+                            ay_ = 0.0
+                        if ix >= W - 1:
+                            ix = W - 2
+                            ax_ = 1.0
+                        if iy >= H - 1:
+                            iy = H - 2
+                            ay_ = 1.0
+                        dx = (rays[iy, ix, 0] * (1 - ax_) + rays[iy, ix + 1, 0] * ax_) * (1 - ay_) + (
+                            rays[iy + 1, ix, 0] * (1 - ax_) + rays[iy + 1, ix + 1, 0] * ax_) * ay_
+                        dy = (rays[iy, ix, 1] * (1 - ax_) + rays[iy, ix + 1, 1] * ax_) * (1 - ay_) + (
+                            rays[iy + 1, ix, 1] * (1 - ax_) + rays[iy + 1, ix + 1, 1] * ax_) * ay_
+                        dz = (rays[iy, ix, 2] * (1 - ax_) + rays[iy, ix + 1, 2] * ax_) * (1 - ay_) + (
+                            rays[iy + 1, ix, 2] * (1 - ax_) + rays[iy + 1, ix + 1, 2] * ax_) * ay_
+                        dl = math.sqrt(dx * dx + dy * dy + dz * dz)
+                        dx /= dl
+                        dy /= dl
+                        dz /= dl
+                        tbg = bg_t[r, c]
+                        # ---- shadows on the background point
+                        ao = 1.0
+                        for i in range(nl):
+                            vis[i] = 1.0
+                        for k in range(nb):
+                            if balls[s, k, 3] < 0.5:
+                                continue
+                            cx = balls[s, k, 0]
+                            cy = balls[s, k, 1]
+                            cz = balls[s, k, 2]
+                            ao *= 1.0 - sphere_ao(bx, by, bz, 0.0, 0.0, 1.0, cx, cy, cz, ball_rad, shadow_reach)
+                            for i in range(nl):
+                                vis[i] *= 1.0 - sphere_light_occlusion(bx, by, bz, cx, cy, cz, ball_rad, lamps[i, 0], lamps[i, 1], lamps[i, 2], LAMP_RADIUS_MM)
+                        for k in range(npn):
+                            if pins[s, k, 5] < 0.5:
+                                continue
+                            kind = pin_kind[k]
+                            hgt = pin_height[kind]
+                            rm = pin_rmax[kind]
+                            if cannot_shade(bx, by, bz, pin_bs[s, k, 0], pin_bs[s, k, 1], pin_bs[s, k, 2], pin_bs[s, k, 3],
+                                            4.0 * rm + 20.0, lamps, LAMP_RADIUS_MM):
+                                continue
+                            pax = pin_geo[s, k, 0]
+                            pay = pin_geo[s, k, 1]
+                            paz = pin_geo[s, k, 2]
+                            lift = pin_geo[s, k, 3]
+                            # the pin as two spheres: belly and head
+                            for part in range(2):
+                                hh = hgt * (0.33 if part == 0 else 0.84)
+                                rad = rm * (0.95 if part == 0 else 0.6)
+                                cx = pins[s, k, 0] + pax * hh
+                                cy = pins[s, k, 1] + pay * hh
+                                cz = pins[s, k, 2] + lift + paz * hh
+                                ao *= 1.0 - sphere_ao(bx, by, bz, 0.0, 0.0, 1.0, cx, cy, cz, rad, 4.0 * rad + 20.0)
+                                for i in range(nl):
+                                    vis[i] *= 1.0 - sphere_light_occlusion(bx, by, bz, cx, cy, cz, rad, lamps[i, 0], lamps[i, 1], lamps[i, 2], LAMP_RADIUS_MM)
+                        for q in range(nq):
+                            kindq = prims[s, q, 0]
+                            if kindq < 0.5:
+                                continue
+                            # AO reach of the prim: 3 * its largest radius + 60 mm (as below)
+                            if kindq < 1.5:
+                                reach_q = 3.0 * max(prims[s, q, 7], prims[s, q, 8]) + 60.0
+                            else:
+                                reach_q = 3.0 * max(prims[s, q, 4], max(prims[s, q, 5], prims[s, q, 6])) + 60.0
+                            if cannot_shade(bx, by, bz, prim_bs[s, q, 0], prim_bs[s, q, 1], prim_bs[s, q, 2], prim_bs[s, q, 3],
+                                            reach_q, lamps, LAMP_RADIUS_MM):
+                                continue
+                            if kindq < 1.5:
+                                cx, cy, cz, sq = closest_on_segment(bx, by, bz, prims[s, q, 1], prims[s, q, 2], prims[s, q, 3], prims[s, q, 4], prims[s, q, 5], prims[s, q, 6])
+                                rad = prims[s, q, 7] + (prims[s, q, 8] - prims[s, q, 7]) * sq
+                            else:
+                                cx = prims[s, q, 1]
+                                cy = prims[s, q, 2]
+                                cz = prims[s, q, 3]
+                                rad = (prims[s, q, 4] + prims[s, q, 5] + prims[s, q, 6]) / 3.0
+                            ao *= 1.0 - sphere_ao(bx, by, bz, 0.0, 0.0, 1.0, cx, cy, cz, rad, 3.0 * rad + 60.0)
+                            for i in range(nl):
+                                if kindq < 1.5:
+                                    # nearest point of the capsule to the ray towards the lamp
+                                    mx = 0.5 * (bx + lamps[i, 0])
+                                    my = 0.5 * (by + lamps[i, 1])
+                                    mz = 0.5 * (bz + lamps[i, 2])
+                                    cx, cy, cz, sq = closest_on_segment(mx, my, mz, prims[s, q, 1], prims[s, q, 2], prims[s, q, 3], prims[s, q, 4], prims[s, q, 5], prims[s, q, 6])
+                                    # refine once towards the point-to-lamp line
+                                    for _ in range(2):
+                                        vx_ = lamps[i, 0] - bx
+                                        vy_ = lamps[i, 1] - by
+                                        vz_ = lamps[i, 2] - bz
+                                        vl_ = math.sqrt(vx_ * vx_ + vy_ * vy_ + vz_ * vz_)
+                                        tt = ((cx - bx) * vx_ + (cy - by) * vy_ + (cz - bz) * vz_) / vl_
+                                        mx = bx + vx_ / vl_ * tt
+                                        my = by + vy_ / vl_ * tt
+                                        mz = bz + vz_ / vl_ * tt
+                                        cx, cy, cz, sq = closest_on_segment(mx, my, mz, prims[s, q, 1], prims[s, q, 2], prims[s, q, 3], prims[s, q, 4], prims[s, q, 5], prims[s, q, 6])
+                                    rad = prims[s, q, 7] + (prims[s, q, 8] - prims[s, q, 7]) * sq
+                                vis[i] *= 1.0 - sphere_light_occlusion(bx, by, bz, cx, cy, cz, rad, lamps[i, 0], lamps[i, 1], lamps[i, 2], LAMP_RADIUS_MM)
+                        lit = amb0 * ao
+                        for i in range(nl):
+                            lit += li[i] * vis[i]
+                        shadow = lit / tot0
+                        col_r = bg_lin[r, c, 0] * shadow
+                        col_g = bg_lin[r, c, 1] * shadow
+                        col_b = bg_lin[r, c, 2] * shadow
+                        # ---- object hits
+                        nh = 0
+                        for k in range(nb):
+                            if balls[s, k, 3] < 0.5:
+                                continue
+                            cx = balls[s, k, 0]
+                            cy = balls[s, k, 1]
+                            cz = balls[s, k, 2]
+                            th, perp = ray_sphere(ox, oy, oz, dx, dy, dz, cx, cy, cz, ball_rad)
+                            if th <= 0.0 or th >= tbg:
+                                continue
+                            pxmm = th / focal
+                            cov = 0.5 + (ball_rad - perp) / pxmm
+                            if cov <= 0.0:
+                                continue
+                            if cov > 1.0:
+                                cov = 1.0
+                            pp = min(perp, ball_rad * 0.999)
+                            te = (cx - ox) * dx + (cy - oy) * dy + (cz - oz) * dz - math.sqrt(ball_rad * ball_rad - pp * pp)
+                            hx = ox + te * dx
+                            hy = oy + te * dy
+                            hz = oz + te * dz
+                            nx = (hx - cx) / ball_rad
+                            ny = (hy - cy) / ball_rad
+                            nz = (hz - cz) / ball_rad
+                            if perp > pp:  # graze: put the point on the silhouette
+                                qx = hx - cx
+                                qy = hy - cy
+                                qz = hz - cz
+                                dn = qx * dx + qy * dy + qz * dz
+                                qx -= dn * dx
+                                qy -= dn * dy
+                                qz -= dn * dz
+                                ql = math.sqrt(qx * qx + qy * qy + qz * qz) + 1e-12
+                                nx = qx / ql
+                                ny = qy / ql
+                                nz = qz / ql
+                                hx = cx + nx * ball_rad
+                                hy = cy + ny * ball_rad
+                                hz = cz + nz * ball_rad
+                            cr, cg, cb = shade_surface(hx, hy, hz, nx, ny, nz, dx, dy, dz, ball_alb[k, 0], ball_alb[k, 1], ball_alb[k, 2], 1.0, 1.0, lamps, ambient, cloth, li)
+                            hit_t[nh] = te
+                            hit_cov[nh] = cov
+                            hit_col[nh, 0] = cr
+                            hit_col[nh, 1] = cg
+                            hit_col[nh, 2] = cb
+                            nh += 1
+                        for k in range(npn):
+                            if pins[s, k, 5] < 0.5:
+                                continue
+                            if ray_misses_sphere(ox, oy, oz, dx, dy, dz, pin_bs[s, k, 0], pin_bs[s, k, 1], pin_bs[s, k, 2], pin_bs[s, k, 3]):
+                                continue
+                            kind = pin_kind[k]
+                            th, u, nx, ny, nz = ray_pin(ox, oy, oz, dx, dy, dz, pins[s, k, 0], pins[s, k, 1], pins[s, k, 2], pins[s, k, 3], pins[s, k, 4], pin_prof[kind], pin_height[kind], pin_rmax[kind])
+                            if th <= 0.0 or th >= tbg:
+                                continue
+                            ar_, ag_, ab_ = pin_albedo(u, kind, body, band, top, kband, ktop)
+                            hx = ox + th * dx
+                            hy = oy + th * dy
+                            hz = oz + th * dz
+                            cr, cg, cb = shade_surface(hx, hy, hz, nx, ny, nz, dx, dy, dz, ar_, ag_, ab_, 0.35, 2.0, lamps, ambient, cloth, li)
+                            hit_t[nh] = th
+                            hit_cov[nh] = 1.0
+                            hit_col[nh, 0] = cr
+                            hit_col[nh, 1] = cg
+                            hit_col[nh, 2] = cb
+                            nh += 1
+                        for q in range(nq):
+                            kindq = prims[s, q, 0]
+                            if kindq < 0.5:
+                                continue
+                            if ray_misses_sphere(ox, oy, oz, dx, dy, dz, prim_bs[s, q, 0], prim_bs[s, q, 1], prim_bs[s, q, 2], prim_bs[s, q, 3] + 2.0):
+                                continue
+                            mat = int(prims[s, q, 9])
+                            if kindq < 1.5:
+                                th, edge, sq, nx, ny, nz = ray_capsule(ox, oy, oz, dx, dy, dz, prims[s, q, 1], prims[s, q, 2], prims[s, q, 3], prims[s, q, 4], prims[s, q, 5], prims[s, q, 6], prims[s, q, 7], prims[s, q, 8])
+                                if th <= 0.0 or th >= tbg:
+                                    continue
+                                cov = min(1.0, 0.5 + edge / (th / focal))
+                            else:
+                                th, miss, nx, ny, nz = ray_ellipsoid(ox, oy, oz, dx, dy, dz, prims[s, q, 1], prims[s, q, 2], prims[s, q, 3], prims[s, q, 4], prims[s, q, 5], prims[s, q, 6], prims[s, q, 10])
+                                if th <= 0.0 or th >= tbg:
+                                    continue
+                                cov = min(1.0, 0.5 - miss / (th / focal))
+                            if cov <= 0.0:
+                                continue
+                            hx = ox + th * dx
+                            hy = oy + th * dy
+                            hz = oz + th * dz
+                            ks = 0.25 if mat <= MAT_BUTT else (0.05 if mat == MAT_SKIN else 0.0)
+                            cr, cg, cb = shade_surface(hx, hy, hz, nx, ny, nz, dx, dy, dz, prim_alb[mat, 0], prim_alb[mat, 1], prim_alb[mat, 2], ks, 3.0, lamps, ambient, cloth, li)
+                            hit_t[nh] = th
+                            hit_cov[nh] = cov
+                            hit_col[nh, 0] = cr
+                            hit_col[nh, 1] = cg
+                            hit_col[nh, 2] = cb
+                            nh += 1
+                        # composite far to near
+                        for _ in range(nh):
+                            far = -1
+                            tfar = -1.0
+                            for h in range(nh):
+                                if hit_cov[h] >= 0.0 and hit_t[h] > tfar:
+                                    tfar = hit_t[h]
+                                    far = h
+                            if far < 0:
+                                break
+                            a = hit_cov[far]
+                            col_r = col_r + (hit_col[far, 0] - col_r) * a
+                            col_g = col_g + (hit_col[far, 1] - col_g) * a
+                            col_b = col_b + (hit_col[far, 2] - col_b) * a
+                            hit_cov[far] = -1.0
+                        acc_r += col_r
+                        acc_g += col_g
+                        acc_b += col_b
+                    if nacc == 0:
+                        out[rr, cc, 0] = bg_lin[r, c, 0] * gain[r, c]
+                        out[rr, cc, 1] = bg_lin[r, c, 1] * gain[r, c]
+                        out[rr, cc, 2] = bg_lin[r, c, 2] * gain[r, c]
+                    else:
+                        g = gain[r, c] / nacc
+                        out[rr, cc, 0] = acc_r * g
+                        out[rr, cc, 1] = acc_g * g
+                        out[rr, cc, 2] = acc_b * g
 
 
 # ---- sensor: sRGB curve, noise, quantisation ------------------------------------------------
 
 
 @njit(cache=True)
-def finish_kernel(lin, y0, x0, lut, sigma, seed, frame_index, out):
+def finish_kernel(lin, y0, x0, lut, sigma, noise, offset, width, out):
     """Linear (h, w, 3) RGB -> BGR uint8 into ``out`` at (y0, x0), with sensor noise.
 
     Noise: a common (luma) part and a per-channel part, std ``sigma`` grey levels at
-    mid grey, growing with the square root of the signal like photon noise; the
-    hash of (seed, frame, row, column) makes it deterministic and position-stable.
+    mid grey, growing with the square root of the signal like photon noise. The
+    unit normals come from the renderer's seeded ``noise`` pool: pixel (r, c) of a
+    frame reads the four values at ``offset + 4 (r width + c)`` (the offset changes
+    from frame to frame), so the noise is deterministic, independent from frame to
+    frame at any pixel, and the same for a box as for the background under it.
     """
     h = lin.shape[0]
     w = lin.shape[1]
@@ -1025,9 +1346,8 @@ def finish_kernel(lin, y0, x0, lut, sigma, seed, frame_index, out):
         r = y0 + rr
         for cc in range(w):
             c = x0 + cc
-            common = 0.0
-            if sigma > 0.0:
-                common = gauss_from_hash(seed, frame_index, r, c * 4)
+            base = offset + 4 * (r * width + c)
+            common = noise[base] if sigma > 0.0 else 0.0
             for ch in range(3):
                 v = lin[rr, cc, 2 - ch]  # RGB in, BGR out
                 if v < 0.0:
@@ -1040,10 +1360,31 @@ def finish_kernel(lin, y0, x0, lut, sigma, seed, frame_index, out):
                     a = f - k
                     s = lut[k] * (1.0 - a) + lut[k + 1] * a
                 if sigma > 0.0:
-                    own = gauss_from_hash(seed, frame_index, r, c * 4 + 1 + ch)
                     sd = sigma * (0.55 + 0.45 * math.sqrt(max(s, 0.0) / 128.0))
-                    s += sd * (0.8 * common + 0.6 * own)
+                    s += sd * (0.8 * common + 0.6 * noise[base + 1 + ch])
                 q = math.floor(s + 0.5)
+                if q < 0.0:
+                    q = 0.0
+                elif q > 255.0:
+                    q = 255.0
+                out[r, c, ch] = np.uint8(q)
+
+
+@njit(cache=True)
+def finish_static(srgb, sd, noise, offset, out):
+    """The background's finishing pass with its sRGB values and noise deviations precomputed.
+
+    ``srgb`` and ``sd`` (H, W, 3) in BGR order are what :func:`finish_kernel` computes
+    for the background image; only the noise draw and the quantisation remain.
+    """
+    h = srgb.shape[0]
+    w = srgb.shape[1]
+    for r in range(h):
+        for c in range(w):
+            base = offset + 4 * (r * w + c)
+            common = 0.8 * noise[base]
+            for ch in range(3):
+                q = math.floor(srgb[r, c, ch] + sd[r, c, ch] * (common + 0.6 * noise[base + 1 + ch]) + 0.5)
                 if q < 0.0:
                     q = 0.0
                 elif q > 255.0:

@@ -162,6 +162,7 @@ class Renderer:
         self._rays_and_gain()
         self._background()
         self._lut = K.srgb_lut()
+        self._noise_setup()
         self._pin_prof = np.stack([pin_profile("plain"), pin_profile("king")])
         self._pin_kind = np.array([1 if p == "king" else 0 for p in PIN_IDS], dtype=np.int64)
         self._pin_height = np.array([table.pin_height, table.king_height], dtype=np.float64)
@@ -213,10 +214,28 @@ class Renderer:
         )
         self.bg_gained = self.bg_lin * self.gain[:, :, None]
 
+    def _noise_setup(self) -> None:
+        """A seeded pool of unit normals (frame offsets pick different stretches of it) and
+        the background's sRGB values and noise deviations, so a frame's static part is one
+        cheap pass (see _render_kernels.finish_static)."""
+        st = self.settings
+        self._noise_span = 1 << 18
+        n = 4 * self.H * self.W + self._noise_span
+        self._noise = np.random.default_rng([int(st.seed) & 0x7FFFFFFF, 0x5EED]).standard_normal(n, dtype=np.float32)
+        lin = np.clip(self.bg_gained[:, :, ::-1], 0.0, 1.0)
+        srgb = np.interp(lin, np.linspace(0.0, 1.0, len(self._lut)), self._lut)
+        self._bg_srgb = np.ascontiguousarray(srgb)
+        self._bg_sd = np.ascontiguousarray(float(st.noise_sigma) * (0.55 + 0.45 * np.sqrt(np.maximum(srgb, 0.0) / 128.0)))
+
+    def _noise_offset(self, i: int) -> int:
+        # a different, seeded stretch of the pool for every frame (4-aligned: channels stay apart)
+        h = np.random.default_rng([int(self.settings.seed) & 0x7FFFFFFF, int(i), 7]).integers(self._noise_span // 4)
+        return 4 * int(h)
+
     def background(self) -> np.ndarray:
         """The empty table as BGR uint8 without noise (for calibration tests)."""
         out = np.zeros((self.H, self.W, 3), np.uint8)
-        K.finish_kernel(self.bg_gained, 0, 0, self._lut, 0.0, 0, 0, out)
+        K.finish_kernel(self.bg_gained, 0, 0, self._lut, 0.0, self._noise, 0, self.W, out)
         return out
 
     # ---- timing ------------------------------------------------------------------------
@@ -491,7 +510,8 @@ class Renderer:
                     times, t0, k_row_dt, st.exposure_s, _jitter(n),
                     cb, self.table.ball_radius, self._ball_alb, cp, self._pin_kind, self._pin_prof,
                     self._pin_height, self._pin_rmax, self._pin_cols, cq, self._prim_alb,
-                    self.lamps, self.ambient, self.cloth_lin, 3.5 * self.table.ball_radius, img,
+                    self.lamps, self.ambient, self.cloth_lin, 3.5 * self.table.ball_radius,
+                    float(st.blur_step_px), int(st.min_samples), img,
                 )
                 cached = img
             out.append((cl, cached, key))
@@ -502,10 +522,10 @@ class Renderer:
         """Frame ``i`` of the clip as BGR uint8 (H, W, 3)."""
         st = self.settings
         out = np.empty((self.H, self.W, 3), np.uint8)
-        seed = int(st.seed) & 0x7FFFFFFF
-        K.finish_kernel(self.bg_gained, 0, 0, self._lut, float(st.noise_sigma), seed, int(i), out)
+        off = self._noise_offset(i)
+        K.finish_static(self._bg_srgb, self._bg_sd, self._noise, off, out)
         for cl, img in self.render_linear_boxes(sim, i):
-            K.finish_kernel(img, cl.y0, cl.x0, self._lut, float(st.noise_sigma), seed, int(i), out)
+            K.finish_kernel(img, cl.y0, cl.x0, self._lut, float(st.noise_sigma), self._noise, off, self.W, out)
         if st.jpeg_quality is not None:
             ok, enc = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(st.jpeg_quality)])
             out = cv2.imdecode(enc, cv2.IMREAD_COLOR)
