@@ -7,8 +7,8 @@ buffer is full:
   is lost, the source simply slows down;
 - policy ``shed_still`` (a live camera, which will not wait): while the table is
   still — the pipeline says nothing moves *and* the capture-side motion gate saw no
-  change in the oldest queued frame — the oldest queued frame is shed (counted,
-  and told to the tracker as dropped). While anything moves, the capture thread
+  change in a queued frame — the oldest such frame is shed (counted, and told to
+  the tracker as dropped). While anything moves, the capture thread
   waits instead: then the camera itself runs out of buffers and the loss shows up
   honestly as a timestamp gap in the shot, reported as doubtful, never hidden.
 
@@ -86,10 +86,11 @@ class FrameBuffer:
         with self._cv:
             while len(self._q) >= self.capacity and not self.closed:
                 if self.policy == "shed_still" and not self.consumer_moving:
-                    oldest_frame, oldest_still = self._q[0]
-                    if oldest_still:
-                        self._q.popleft()
-                        self.shed.append(int(oldest_frame.index))
+                    k = next((j for j, (_, st) in enumerate(self._q) if st), None)
+                    if k is not None:  # the oldest frame in which nothing changed
+                        old, _ = self._q[k]
+                        del self._q[k]
+                        self.shed.append(int(old.index))
                         continue
                 t0 = time.monotonic()
                 self._cv.wait(0.05)

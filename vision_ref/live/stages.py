@@ -245,14 +245,17 @@ class TruthStages:
 
 class TimelineSource(FrameSource):
     """Blank frames on a timeline's clock: what :class:`TruthStages` needs is the
-    timestamps, not pixels. ``start_frame`` resumes part-way; ``drop`` loses frames."""
+    timestamps, not pixels. ``start_frame`` resumes part-way; ``drop`` loses frames;
+    ``motion_marks`` paints a moving square while the table moves (so pixel-based
+    gates, like the buffer's motion gate, see the motion)."""
 
     name = "timeline"
 
     def __init__(self, timeline: ShotTimeline, size: tuple[int, int] = (64, 48), paced: bool = False,
-                 start_frame: int = 0, drop: Sequence[int] = ()):
+                 start_frame: int = 0, drop: Sequence[int] = (), motion_marks: bool = False):
         super().__init__()
         self.timeline = timeline
+        self.motion_marks = motion_marks
         self._size = (int(size[0]), int(size[1]))
         self.paced = paced
         self.realtime = paced
@@ -278,7 +281,13 @@ class TimelineSource(FrameSource):
                 continue
             pacer.wait(i - self.start_frame)
             self.stats.frames += 1
-            yield Frame(i, tl.timestamp_ns(i), y=self._img)
+            img = self._img
+            if self.motion_marks and tl.moving(i):
+                img = img.copy()
+                w, h = self._size
+                x = (4 * i) % max(1, w - 16)
+                img[h // 2 - 8:h // 2 + 8, x:x + 16] = 255
+            yield Frame(i, tl.timestamp_ns(i), y=img)
 
 
 def demo_shots(n: int, seed: int = 0, table=None) -> list:
