@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vision_ref.errors import ContractError
-from vision_ref.events.fit import PathFit, grow_fit
+from vision_ref.events.fit import PathFit, fit_path, grow_fit
 from vision_ref.events.segment import ShotWindow, check_tracks, mid_times, noise_of, rest_position
 from vision_ref.messages import BallState, PinState, Tracks
 from vision_ref.rules.record import SHOT_FORMAT, validate_shot
@@ -100,6 +100,11 @@ class _Contact:
     gap: bool = False
     off_table: bool = False
     detail: dict = field(default_factory=dict)
+    span: tuple[int, int] | None = None  # the candidate's rows (rows: those bracketing the estimate)
+
+    def __post_init__(self) -> None:
+        if self.span is None:
+            self.span = self.rows
 
 
 def _crossing(h, a: float, b: float, first: bool, n: int = 96) -> float | None:
@@ -217,8 +222,18 @@ class _Shot:
         """Fit of a ball's clean rows before (side 'pre') or after ('post') t_ref.
 
         ``own``: break times that belong to the contact being timed (not limits)."""
-        tr = self.tracks.balls[ball]
-        brk = [x for x in self.breaks[ball] if all(abs(x - o) > 1e-9 for o in own)]
+        rows = self._fit_rows(ball, t_ref, side, own, ignore_near=0.0)
+        if len(rows) < 2:
+            # another contact just before (after): extrapolating across it over less
+            # than a frame or two is better than no fit at all
+            rows = self._fit_rows(ball, t_ref, side, own, ignore_near=1.5 * self.dt)
+        return self._fit_from(ball, rows)
+
+    def _fit_rows(self, ball: str, t_ref: float, side: str, own: tuple, ignore_near: float) -> list[int]:
+        brk = [x for x in self.breaks[ball] if all(abs(x - o) > 1e-9 for o in own)
+               and abs(x - t_ref) > ignore_near]
+        if ball == self.w.struck:
+            brk.append(self.w.strike_t)  # the cue's hit: a break never crossed
         eps = 1e-6
         if side == "pre":
             prev = max([x for x in brk if x < t_ref - eps], default=-math.inf)
@@ -231,8 +246,21 @@ class _Shot:
             off = self.off_row.get(ball)
             if off is not None:
                 rows = [r for r in rows if r < off]
+        return rows
+
+    def _fit_from(self, ball: str, rows: list[int]) -> PathFit | None:
+        tr = self.tracks.balls[ball]
         if not rows:
             return None
+        at_rest = [r for r in rows[: 2 * self.max_rows] if tr.state[r] == int(BallState.AT_REST)]
+        if len(at_rest) >= 2 and at_rest[:2] == rows[:2]:
+            # still on this side of the contact: a constant, not an extrapolated drift
+            run = []
+            for r in rows[: 2 * self.max_rows]:
+                if tr.state[r] != int(BallState.AT_REST):
+                    break
+                run.append(r)
+            return fit_path(self.tm, tr.xy, np.array(sorted(run)), self.sig, deg=0)
         return grow_fit(self.tm, tr.xy, rows, self.sig, self.max_rows, self.s.k_sigma)
 
     def gap_between(self, ta: float, tb: float) -> bool:
@@ -499,6 +527,7 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
     for _ in range(3):
         for b in BALL_IDS:
             sh.breaks[b] = sorted(c.t for c in cands if c.accepted and b in c.objs)
+
         for c in cands:
             if c.kind == "ball_pin":
                 _time_ball_pin(sh, c)
@@ -540,7 +569,7 @@ def _rough_time(sh: _Shot, r: int, q: int, clearance) -> float:
 
 
 def _bracket(sh: _Shot, c: _Contact) -> tuple[float, float]:
-    r, q = c.rows
+    r, q = c.span or c.rows
     a = sh.t[r] - 0.5 * sh.dt
     b = sh.t[q] + sh.exp + 0.5 * sh.dt
     return a, b
@@ -552,9 +581,11 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
     t_ref = c.t
     own = (c.t,)
     res = None
+    m = 0.0
     for _ in range(3):
-        fa, fb = sh.fit(a, t_ref, "pre", own), sh.fit(b, t_ref, "pre", own)
-        ga, gb = sh.fit(a, t_ref, "post", own), sh.fit(b, t_ref, "post", own)
+        # rows within the estimate's error of the contact may be on either side: leave them out
+        fa, fb = sh.fit(a, t_ref - m, "pre", own), sh.fit(b, t_ref - m, "pre", own)
+        ga, gb = sh.fit(a, t_ref + m, "post", own), sh.fit(b, t_ref + m, "post", own)
         two_r = 2 * sh.R
         h_pre = v_pre = h_post = v_post = None
         if fa is not None and fb is not None:
@@ -572,25 +603,51 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
         res = sh.time_contact(h_pre, v_pre, h_post, v_post, lo, hi)
         if res is None:
             break
-        if abs(res[0] - t_ref) < 1e-5:
+        m_new = min(2.0 * res[1], sh.dt)
+        if abs(res[0] - t_ref) < 1e-5 and abs(m_new - m) < 1e-5:
             break
-        t_ref = res[0]
+        t_ref, m = res[0], m_new
     _finish(sh, c, res)
     if c.accepted and res is not None:
         # a real collision changes both velocities
-        fa, ga = sh.fit(a, c.t, "pre", own), sh.fit(a, c.t, "post", own)
-        fb, gb = sh.fit(b, c.t, "pre", own), sh.fit(b, c.t, "post", own)
+        fa, ga = sh.fit(a, c.t - m, "pre", own), sh.fit(a, c.t + m, "post", own)
+        fb, gb = sh.fit(b, c.t - m, "pre", own), sh.fit(b, c.t + m, "post", own)
         kinked = False
-        for f, g in ((fa, ga), (fb, gb)):
-            if f is None or g is None or f.deg == 0 and g.deg == 0:
+        for ball, f, g in ((a, fa, ga), (b, fb, gb)):
+            if f is None or g is None:
                 kinked = True  # cannot tell: keep the geometric verdict
                 continue
-            dv = float(np.hypot(*(g.vel(c.t) - f.vel(c.t))))
-            sd = math.sqrt(f.vel_var(c.t) + g.vel_var(c.t))
-            if dv > 4 * sd + 10.0:
+            if _deviates(sh, ball, f, g):
                 kinked = True
-        if not kinked:
+        if not kinked and not _end_touching(sh, a, b, c.t):
             c.accepted = False
+
+
+def _deviates(sh: _Shot, ball: str, f: PathFit, g: PathFit) -> bool:
+    """The rows after a contact leave the path extrapolated from before it."""
+    xy = sh.tracks.balls[ball].xy
+    chi2, n = 0.0, 0
+    for r in list(g.rows[:4]):
+        t = sh.tm[r]
+        d = f.pos(t) - xy[r]
+        chi2 += float(d @ d) / (f.var(t) + sh.sig * sh.sig + 0.05)
+        n += 2
+    return n > 0 and chi2 > n + 6.0 * math.sqrt(2.0 * n)
+
+
+def _end_touching(sh: _Shot, a: str, b: str, t: float) -> bool:
+    """Both balls come to rest touching each other after t (a creeping last contact
+    too slow to bend either path measurably)."""
+    n = len(sh.t)
+    rows = [r for r in range(sh.r1, min(sh.r1 + 6, n)) if sh.t[r] > t]
+    if len(rows) < 2:
+        return False
+    pa = rest_position(sh.tracks.balls[a].xy, np.array(rows))
+    pb = rest_position(sh.tracks.balls[b].xy, np.array(rows))
+    if pa is None or pb is None:
+        return False
+    still = all(sh.tracks.balls[x].state[r] == int(BallState.AT_REST) for x in (a, b) for r in rows[:2])
+    return still and float(np.hypot(*(pa - pb))) <= 2 * sh.R + 3 * sh.sig
 
 
 def _time_cushion(sh: _Shot, c: _Contact) -> None:
@@ -603,9 +660,10 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
     t_ref = c.t
     own = (c.t,)
     res = None
+    m = 0.0
     for _ in range(3):
-        f = sh.fit(ball, t_ref, "pre", own)
-        g = None if c.off_table else sh.fit(ball, t_ref, "post", own)
+        f = sh.fit(ball, t_ref - m, "pre", own)
+        g = None if c.off_table else sh.fit(ball, t_ref + m, "post", own)
         h_pre = v_pre = h_post = v_post = None
         if f is not None and f.deg > 0:
             def h_pre(t, f=f):
@@ -622,13 +680,28 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
         res = sh.time_contact(h_pre, v_pre, h_post, v_post, lo, hi)
         if res is None:
             break
-        if abs(res[0] - t_ref) < 1e-5:
+        m_new = min(2.0 * res[1], sh.dt)
+        if abs(res[0] - t_ref) < 1e-5 and abs(m_new - m) < 1e-5:
             break
-        t_ref = res[0]
+        t_ref, m = res[0], m_new
+    if res is not None:
+        # the ball must have been travelling into the cushion before the contact
+        f = sh.fit(ball, res[0] - m, "pre", own)
+        if f is None or (f.deg == 0 and len(f.rows) < 2):
+            pass  # too close after another contact to tell: the crossing decides
+        elif f.deg == 0:
+            res = None  # at rest before: the ball left the cushion, it did not hit it
+        else:
+            gain = sgn * float(f.pos(res[0])[k] - f.pos(f.t_first)[k])
+            approach = sgn * float(f.vel(res[0])[k])
+            if not (gain > 3 * sh.sig or approach > 3 * math.sqrt(f.vel_var(res[0]))):
+                res = None
     _finish(sh, c, res)
 
 
 def _finish(sh: _Shot, c: _Contact, res) -> None:
+    if res is not None and res[0] < sh.w.strike_t - 3 * sh.w.strike_sigma - 1e-4:
+        res = None  # nothing collides before the strike
     if res is None:
         c.accepted = False
         return
