@@ -114,3 +114,15 @@ def test_empty_match_says_no_shot_found():
     m = Match(["A", "B"])
     page = build_report(m.to_dict(), [], final=m.final())
     assert "No shot was found" in page
+
+
+def test_contacts_table_numbers_match_the_diagram(foul_shot):
+    from vision_ref.review.diagram import contact_marks
+
+    shot, record, decision = foul_shot
+    page = build_report(Match(["A", "B"]).to_dict(), [ShotReport(record, decision)],
+                        final={"score": decision["score"], "winner": None})
+    rows = re.findall(r"<tr[^>]*><td>(\d+)</td><td>([\d.]+)</td><td class=\"l\">([^<]+)</td>", page)
+    marks = contact_marks(record, None)
+    assert [(int(n), float(t)) for n, t, _ in rows] == [(m.number, round(m.t, 3)) for m in marks]
+    assert [text for _, _, text in rows] == [m.text.replace("'", "&#x27;") for m in marks]

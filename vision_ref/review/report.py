@@ -69,8 +69,8 @@ def _score_chart(players: list[str], start: dict, decisions: list[dict], target:
              f'aria-label="score after each shot">']
     parts.append(f'<rect x="{pad_l}" y="{pad_t}" width="{w - pad_l - pad_r}" height="{h - pad_t - pad_b}" '
                  'fill="#fafafa" stroke="#ccc"/>')
-    for frac in (0.0, 0.25, 0.5, 0.75, 1.0):
-        v = round(top * frac)
+    step = next(st for st in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000) if top / st <= 5)
+    for v in range(0, int(top) + 1, step):
         _, y = xy(0, v)
         parts.append(f'<line x1="{pad_l}" y1="{y:.1f}" x2="{w - pad_r}" y2="{y:.1f}" stroke="#e4e4e4"/>')
         parts.append(f'<text x="{pad_l - 6}" y="{y + 4:.1f}" text-anchor="end" font-size="11">{v}</text>')
@@ -105,9 +105,31 @@ def _doubts(record: dict) -> list[str]:
     for ev in record.get("events", []):
         if ev.get("type") == "doubt":
             cands = " or ".join(ev.get("candidates", [])) or "an unknown ball"
+            why = f" ({ev['reason']})" if ev.get("reason") else ""
             out.append(f"Pin {ev['pin']} fell at {float(ev.get('t', 0)):.3f} s but the footage does not show "
-                       f"whether {cands} knocked it (F8).")
+                       f"whether {cands} knocked it{why} (F8).")
     return out
+
+
+def _contacts_html(record: dict) -> str:
+    """The contacts as a table: number (as in the diagram), time, what, confidence."""
+    from vision_ref.review.diagram import event_text
+
+    rows = []
+    n = 0
+    for ev in record.get("events", []):
+        if ev.get("type") == "strike":
+            continue
+        n += 1
+        conf = ev.get("confidence")
+        c = f"{100 * float(conf):.0f}%" if isinstance(conf, (int, float)) else ""
+        cls = ' class="dbt"' if ev.get("type") == "doubt" else ""
+        rows.append(f"<tr{cls}><td>{n}</td><td>{float(ev.get('t', 0)):.3f}</td><td class=\"l\">{_esc(event_text(ev))}</td>"
+                    f"<td>{c}</td></tr>")
+    if not rows:
+        return ""
+    return ('<table class="contacts"><tr><th>#</th><th>t (s)</th><th class="l">contact</th><th>confidence</th></tr>'
+            + "".join(rows) + "</table>")
 
 
 def _counted(items: list[str]) -> list[tuple[str, int]]:
@@ -172,7 +194,7 @@ def _shot_html(sr: ShotReport, players: list[str]) -> str:
         if sr.diagram_file:
             img = f'<a href="{_esc(sr.diagram_file)}">{img}</a>'
         body.append(img)
-    body.append(f'<pre class="explain">{_esc(explain_decision(rec, d))}</pre>')
+    body.append(f'<div class="side"><pre class="explain">{_esc(explain_decision(rec, d))}</pre>{_contacts_html(rec)}</div>')
     body.append("</div>")
     out += body
     out.append("</section>")
@@ -204,7 +226,11 @@ padding:1px 6px;margin:2px 3px 2px 0;background:#f6f7fb} .rule.foul{border-color
 .conf{font-size:12px;color:#555} .conf.low{color:#b35c00;font-weight:600}
 .body{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 img.diagram{max-width:100%;width:640px;border:1px solid #ccc}
-pre.explain{white-space:pre-wrap;font-family:inherit;font-size:13px;margin:0;flex:1;min-width:280px}
+.side{flex:1;min-width:280px}
+pre.explain{white-space:pre-wrap;font-family:inherit;font-size:13px;margin:0 0 8px}
+table.contacts{border-collapse:collapse;font-size:12px}
+table.contacts td,table.contacts th{border:1px solid #e2e2e2;padding:1px 6px;text-align:right}
+table.contacts td.l,table.contacts th.l{text-align:left} table.contacts tr.dbt td{background:#fff4e5}
 .notes{background:#f4f4f4;padding:6px 10px;font-size:13px;margin:8px 0}
 """
 
