@@ -118,6 +118,7 @@ class PinPlacement:
     state: str = "standing"  # standing | down (lying) | leaning | rail_standing | rail_down
     direction: float = 0.0  # lying pins: base -> head direction
     on: str | None = None
+    tilt: float = 0.5  # leaning pins: tilt from upright (radians)
 
 
 @dataclass

@@ -199,7 +199,7 @@ class PinSystem:
             elif state == "down":
                 pin.push(Segment(0.0, "lying", at, phi=float(place.direction)))
             elif state == "leaning":
-                pin.push(Segment(0.0, "lean", at, phi=float(place.direction), tilt=0.5, on=place.on))
+                pin.push(Segment(0.0, "lean", at, phi=float(place.direction), tilt=float(getattr(place, "tilt", 0.5)), on=place.on))
             elif state in ("rail_standing", "rail_down"):
                 pin.push(Segment(0.0, "rail", at, phi=float(place.direction), flight_end_mode=state,
                                  z=table.rail_height))

@@ -616,6 +616,9 @@ def render_clip(
             vw.write(r.render_frame(sim, i), r.timestamp_ns(i))
     record = sim.truth_record(fps=settings.fps) if _accepts_fps(sim.truth_record) else sim.truth_record()
     truth = {"record": record, "render_frames": r.frame_truth(sim)}
+    if hasattr(sim, "truth_records"):  # a multi-shot sequence: every shot's record and its clip window
+        truth["records"] = sim.truth_records(settings.fps)
+        truth["shot_windows"] = sim.shot_windows
     if hasattr(sim, "truth_frames"):
         truth["frames"] = sim.truth_frames(settings.fps)
     truth_path = out / f"{name}.truth.json"
