@@ -244,7 +244,9 @@ def _make_source_and_stages(args, spec: str, profile, skip_shots: int):
             from vision_ref.sources.picamera import ExposureLock
 
             exposure = ExposureLock.from_dict(ctl)
-    mode = "yuv" if (spec == "pi" or spec.startswith("pi:")) else "bgr"
+    # YUV420: the Pi's native layout and the tracker's native input (review decodes files the same way)
+    w0, h0 = args.size or profile.image_size
+    mode = "yuv" if w0 % 2 == 0 and h0 % 2 == 0 else "bgr"
 
     def factory():
         return open_source(spec, fps=args.fps, size=args.size or profile.image_size, mode=mode, paced=args.pace,

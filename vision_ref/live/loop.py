@@ -148,6 +148,7 @@ class LiveReferee:
                         break
                 elif kind == "end":
                     self._drain_commands()
+                    self._flush_stages()
                     self.result.ended = "source ended"
                     break
                 if self.match.game_over and self.config.stop_when_game_over:
@@ -269,6 +270,17 @@ class LiveReferee:
             del self._fps_window[:60]
         self._show()
 
+    def _flush_stages(self) -> None:
+        flush = getattr(self.stages, "flush", None)
+        if flush is None:
+            return
+        flush()
+        while not self.match.game_over:
+            shot = self.stages.next_shot(self.match.turn)
+            if shot is None:
+                break
+            self._decide(shot)
+
     def _check_health(self, frame: Frame) -> None:
         try:
             ok, reason = self.health(frame)
@@ -296,6 +308,10 @@ class LiveReferee:
     def _decide(self, shot) -> None:
         record = dict(shot.record)
         window = dict(shot.window)
+        if window.get("error"):
+            self._incident("not_decided", f"the shot could not be read from the tracks: {window['error']}; "
+                                          "decide it by hand from the recording", {"window": window})
+            return
         if self.paused:
             why = "; ".join(self.paused.values())
             self._incident("not_decided", f"shot ended while paused ({why}): not decided", {"window": window})

@@ -28,6 +28,7 @@ from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 
+from vision_ref.errors import ContractError
 from vision_ref.messages import Frame
 from vision_ref.sources.base import FrameSource, SourceStats
 from vision_ref.sources.synthetic import Pacer
@@ -57,6 +58,9 @@ class ShotStages(Protocol):
     def next_shot(self, shooter: str) -> CompletedShot | None: ...
 
     def reset(self) -> None: ...
+
+    def flush(self) -> None:
+        """The stream ended (a file): hand over a shot that has come to rest."""
 
 
 # ---- the real pipeline ------------------------------------------------------------------
@@ -107,27 +111,38 @@ class VisionStages:
     def table_moving(self) -> bool:
         return bool(self.tracker.table_moving)
 
+    def flush(self) -> None:
+        """The stream has ended: a shot that came to rest may be handed over now."""
+        self._flushing = True
+
     def next_shot(self, shooter: str) -> CompletedShot | None:
-        if not self._motion or self._still < self.settle_frames:
+        flushing = getattr(self, "_flushing", False)
+        if not self._motion or (self._still < self.settle_frames and not flushing):
             return None
         from vision_ref.events.infer import infer_shot
         from vision_ref.events.segment import segment_shots
 
         tracks = self.tracker.tracks(start_row=self._row0)
-        windows = [w for w in segment_shots(tracks) if w.end_row < len(tracks.t)]
+        last = len(tracks.t) - (0 if flushing else 1)
+        windows = [w for w in segment_shots(tracks) if getattr(w, "complete", True) and w.end_row < last]
         if not windows:
             # motion without a strike (a ball placed by hand, a pin set): nothing to decide
             self._motion = False
             self._row0 = max(self._row0, self.tracker.n_rows - self.settle_frames)
             return None
         w = windows[0]
-        record = infer_shot(tracks, w, shooter=shooter, table=self.table, settings=self.settings)
         fi = tracks.frame_index
         window = {"start_frame": int(fi[w.start_row]), "strike_frame": int(fi[w.strike_row]),
                   "end_frame": int(fi[w.end_row]), "strike_ns": int(round(tracks.t[w.strike_row] * 1e9))}
         self._row0 += int(w.end_row)
         if len(windows) == 1:
             self._motion = False
+        try:
+            record = infer_shot(tracks, w, shooter=shooter, table=self.table, settings=self.settings)
+        except ContractError as exc:
+            # the tracks do not make a valid record (a ball not found before the strike):
+            # reported by the loop, never guessed
+            return CompletedShot({}, dict(window, error=str(exc)))
         return CompletedShot(record, window)
 
 
@@ -224,6 +239,9 @@ class TruthStages:
 
     def mark_dropped(self, frame_index: int) -> None:
         self.dropped.append(int(frame_index))
+
+    def flush(self) -> None:
+        pass
 
     @property
     def table_moving(self) -> bool:
