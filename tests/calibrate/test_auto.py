@@ -17,8 +17,8 @@ def test_calibration_with_a_lens_file_maps_the_cloth_to_a_fraction_of_a_millimet
     assert med < 0.5 and worst < 1.2
     assert max(edge_line_error_px(small_camera, prof.camera, T, NoseEdge.for_table(T)).values()) < 0.3
     pos = prof.extra["setup_positions"]
-    assert np.hypot(*(np.array(pos["balls"]["cue"]) - CUE_XY)) < 2.0
-    assert np.hypot(*(np.array(pos["balls"]["white1"]) - T.ball_spot(1))) < 2.0
+    assert np.hypot(*(np.array(pos["balls"]["cue"]) - CUE_XY)) < 5.0  # ~1 px at 728x544: only used for colour masks
+    assert np.hypot(*(np.array(pos["balls"]["white1"]) - T.ball_spot(1))) < 5.0
     assert set(pos["pins"]) == {"king", "head", "foot", "left", "right"}
     assert prof.background.shape == (272, 364, 3)
     assert prof.quality["marks_found"] >= 15  # the rail diamonds
@@ -64,3 +64,22 @@ def test_first_still_frames_skips_motion():
     frames += [Frame(5 + i, (5 + i) * 1000, bgr=base.copy()) for i in range(6)]
     start, still = first_still_frames(iter(frames), n=4)
     assert start == 5 and len(still) == 4
+
+
+def test_calibrate_from_video_uses_the_first_still_frames(small_camera, setup_frames, tmp_path):
+    from vision_ref.calibrate.auto import calibrate_from_video
+    from vision_ref.calibrate.lens import LensCalibration, BoardSpec
+    from vision_ref.video import write_video
+
+    rng = np.random.default_rng(0)
+    moving = [np.clip(setup_frames[0].astype(np.int16) + rng.integers(-60, 60, setup_frames[0].shape), 0, 255).astype(np.uint8)
+              for _ in range(3)]
+    video = write_video(tmp_path / "clip.mp4", moving + setup_frames * 3, fps=30.0, crf=12)
+    lens = tmp_path / "lens.json"
+    LensCalibration(small_camera, 0.1, 5, 100, BoardSpec()).save(lens)
+    prof, first = calibrate_from_video(video, lens=str(lens))
+    assert first >= 3
+    med, worst = grid_error_mm(small_camera, prof.camera, T)
+    assert med < 1.0 and worst < 2.5
+    with pytest.raises(CalibrationError, match="does not exist"):
+        calibrate_from_video(tmp_path / "none.mp4")

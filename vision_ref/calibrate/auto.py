@@ -250,6 +250,15 @@ def empty_table_background(frame: np.ndarray, cam: CameraModel, positions: C.Set
     return cv2.inpaint(small, ms, 5, cv2.INPAINT_TELEA)
 
 
+def _as_lens(lens):
+    """A CameraModel, or a path to a lens JSON (or a profile / NAME.camera.json whose intrinsics to reuse)."""
+    if lens is None or isinstance(lens, CameraModel):
+        return lens
+    from vision_ref.calibrate.lens import load_lens
+
+    return load_lens(lens)
+
+
 def calibrate_from_frames(frames_bgr: list[np.ndarray], *, lens: CameraModel | None = None,
                           table: TableSpec = DEFAULT_TABLE, source: str = "", corners: list | None = None,
                           edge: NoseEdge | None = None, details: dict | None = None) -> CalibrationProfile:
@@ -258,6 +267,7 @@ def calibrate_from_frames(frames_bgr: list[np.ndarray], *, lens: CameraModel | N
     ``details``, when given, receives the frame used, the edge points, marks and set-up positions (for the preview).
     """
     frame = median_frame(list(frames_bgr))
+    lens = _as_lens(lens)
     edge = edge or NoseEdge.for_table(table)
     fit, cam_edges, marks, info = locate_table(frame, lens=lens, table=table, edge=edge, corners=corners)
     positions, notes = find_setup_positions(frame, fit.camera, table)
@@ -338,6 +348,7 @@ def calibrate_from_video(path, *, lens: CameraModel | None = None, table: TableS
     from vision_ref.video import VideoReader
 
     path = Path(path)
+    lens = _as_lens(lens)
     if not path.exists():
         raise CalibrationError(f"video {path} does not exist")
     reader = VideoReader(path, mode="bgr", strict=False)
