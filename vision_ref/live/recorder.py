@@ -11,9 +11,9 @@ as the live loop did. The mp4 is fragmented (a fragment per second): after a pow
 cut everything up to the last second is readable; after a crash of the referee the
 encoder sees its input close and finishes the file normally.
 
-Disk budget: before each new segment the oldest segments in the recording
-directory (of any session, never the one being written) are deleted until the
-directory fits in ``budget_bytes``; each deletion is reported.
+Disk budget: at each new segment and once a second, the oldest segments in the
+recording directory (of any session, never the one being written) are deleted
+until the directory fits in ``budget_bytes``; each deletion is reported.
 """
 
 from __future__ import annotations
@@ -127,6 +127,8 @@ class SessionRecorder:
         self._ts_file.write(f"{int(frame.timestamp_ns)}\n")
         seg["frames"] += 1
         self.written += 1
+        if seg["frames"] % max(1, int(round(self.fps))) == 0:
+            self.enforce_budget()  # once a second: a long segment must not overrun the budget
 
     def _close_segment(self) -> None:
         w, self._writer = self._writer, None

@@ -53,7 +53,7 @@ class SourceStats:
     frames: int = 0
     dropped: int = 0
     gaps: list[Gap] = field(default_factory=list)
-    period_ns: float = 0.0  # measured frame period (median of recent clean intervals)
+    period_ns: float = 0.0  # measured frame period (first to last timestamp over the frames between)
     jitter_ns: float = 0.0  # standard deviation of the clean intervals seen
     max_interval_ns: int = 0
 
@@ -89,6 +89,7 @@ class DropDetector:
         self.tolerance = float(tolerance)
         self._recent: deque[int] = deque(maxlen=window)
         self._last_ts: int | None = None
+        self._first: tuple[int, int] | None = None
         self._next_index = 0
         # running mean/variance of clean intervals (Welford) for the jitter figure
         self._n = 0
@@ -131,10 +132,15 @@ class DropDetector:
                 self._m2 += d * (dt - self._mean)
                 st.jitter_ns = (self._m2 / (self._n - 1)) ** 0.5 if self._n > 1 else 0.0
             index = self._next_index
+        if self._first is None:
+            self._first = (ts, index)
         self._last_ts = ts
         self._next_index += 1
         st.frames += 1
-        st.period_ns = self.period_ns
+        # the reported rate: first to last timestamp over the frames between them
+        # (drops included), which a long stream pins down far better than any median
+        span = index - self._first[1]
+        st.period_ns = (ts - self._first[0]) / span if span >= 8 else self.period_ns
         return index, gap
 
     def skip(self, count: int) -> None:
