@@ -34,7 +34,24 @@ class Detection:
 
 
 class Detector(Tracker):
-    """Ball detector sharing the tracker's calibration, kernels and scratch buffers."""
+    """Ball detector sharing the tracker's calibration, kernels and scratch buffers.
+
+    ``cloth_only`` limits the search to the playing area (footage whose background was
+    estimated from the frames themselves is only trustworthy there).
+    """
+
+    def __init__(self, profile: CalibrationProfile, fps: float, exposure_s: float | None = None, cloth_only: bool = False):
+        super().__init__(profile, fps, exposure_s)
+        if cloth_only:
+            s = COARSE_STRIDE
+            ys = self.c_y0 + s * np.arange(self.c_gh)
+            xs = self.c_x0 + s * np.arange(self.c_gw)
+            gx, gy = np.meshgrid(xs, ys)
+            pts = self.geo.plane_at(np.column_stack([gx.ravel(), gy.ravel()]).astype(np.float64), 0.0)
+            t = self.table
+            inside = (np.abs(pts[:, 0]) <= t.half_length - 0.3 * t.ball_radius) & (
+                np.abs(pts[:, 1]) <= t.half_width - 0.3 * t.ball_radius)
+            self.c_region = np.ascontiguousarray(inside.reshape(self.c_gh, self.c_gw).astype(np.uint8))
 
     def detect(self, frame: Frame, min_fill: float = 0.55) -> list[Detection]:
         mode, bgr, yp, uvp = self._planes(frame)
@@ -60,7 +77,10 @@ class Detector(Tracker):
             y1 = self.c_y0 + s * st[K.S_Y1] + s + r_nom
             if x1 - x0 > MAX_WIN or y1 - y0 > MAX_WIN:
                 continue  # an arm, a cue, a person: not a ball
-            found += self._balls_in(x0, y0, x1, y1, int(math.ceil(n / ball_cells)) + 1, min_fill)
+            for d in self._balls_in(x0, y0, x1, y1, int(math.ceil(n / ball_cells)) + 1, min_fill):
+                # two peaks of one (blurred) ball refine to the same place: keep one
+                if all(math.hypot(d.x - e.x, d.y - e.y) > 0.8 * d.radius for e in found):
+                    found.append(d)
         return found
 
     def _balls_in(self, x0, y0, x1, y1, k_max, min_fill) -> list[Detection]:
@@ -85,6 +105,12 @@ class Detector(Tracker):
                              self._refine)
             res = self._refine
             if res[K.R_SUMW] <= 0 or res[K.R_FILL] < min_fill:
+                continue
+            # a ball (blurred or not) is as wide across as a disk: variance r^2/4 (+ the ramp of the
+            # anti-aliased edge); a cue stick or an arm's edge is much thinner
+            sxx, sxy, syy = res[K.R_SXX], res[K.R_SXY], res[K.R_SYY]
+            lam_min = 0.5 * (sxx + syy) - math.sqrt(max(0.25 * (sxx - syy) ** 2 + sxy * sxy, 0.0))
+            if lam_min < 0.55 * 0.25 * r * r:
                 continue
             px, py = res[K.R_CX], res[K.R_CY]
             j0, j1 = max(int(py - 0.6 * r), 0), min(int(py + 0.6 * r) + 1, h)
@@ -116,6 +142,14 @@ def profile_from_footage(frames_bgr: list[np.ndarray], table: TableSpec, cloth_p
         gain = (moved.project(np.array([[0.0, 0.0, 0.0]]))[0] - (want - err)) / 10.0
         offset = offset + err / np.where(np.abs(gain) > 1e-9, gain, 1.0)
     bg = np.median(np.stack(frames_bgr), axis=0).astype(np.uint8)
+    # balls that never move are in the temporal median too: on the cloth, a spatial median
+    # wider than two balls replaces them with the cloth around them (a rack stays, though)
+    ball_px = table.ball_diameter * px_per_mm
+    k = int(2.6 * ball_px) | 1
+    smooth = cv2.medianBlur(bg, k)
+    ix0, iy0, ix1, iy1 = (int(round(v)) for v in cloth_px)
+    inset = int(0.5 * ball_px)
+    bg[iy0 + inset:iy1 - inset, ix0 + inset:ix1 - inset] = smooth[iy0 + inset:iy1 - inset, ix0 + inset:ix1 - inset]
     return CalibrationProfile(camera=cam, table=table, background=cv2.resize(bg, None, fx=0.5, fy=0.5,
                                                                                interpolation=cv2.INTER_AREA),
                               background_scale=0.5, source=source or "median of frames (uncalibrated)")

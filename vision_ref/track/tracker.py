@@ -512,7 +512,9 @@ class Tracker:
         b.kx.reset(x, 0.0, 1.0, 400.0)
         b.ky.reset(y, 0.0, 1.0, 400.0)
         b.known = True
-        b.state = BallState.MOVING
+        b.state = BallState.AT_REST  # until it moves (see _coarse)
+        b.anchor = np.array([x, y], dtype=np.float64)
+        b.anchor_n = 0
         b.recent.clear()
         b.radius = self.geo.ball_radius_px(x, y)
 
@@ -745,7 +747,8 @@ class Tracker:
             st = best[5]
             ext = 0.5 * s * max(st[K.S_X1] - st[K.S_X0], st[K.S_Y1] - st[K.S_Y0]) + s
             was = b.state
-            if not b.known:
+            first_sight = not b.known
+            if first_sight:
                 self._start_ball(b, cx, cy)
             probe = _Ball(b.index)
             probe.kx, probe.ky = _Kalman1D(cx), _Kalman1D(cy)
@@ -757,13 +760,16 @@ class Tracker:
             if cand is None:
                 continue
             comps.remove(best)
-            if not b.known or b.lost_frames > 0 or b.state in (BallState.OFF_TABLE, BallState.IN_HAND):
+            if first_sight or b.lost_frames > 0 or was in (BallState.OFF_TABLE, BallState.IN_HAND):
                 b.kx.reset(cand[0], 0.0, 1.0, 400.0)
                 b.ky.reset(cand[1], 0.0, 1.0, 400.0)
                 b.recent.clear()
                 b.placed = was in (BallState.OFF_TABLE, BallState.IN_HAND)
-                b.state = BallState.MOVING if not b.placed else BallState.AT_REST
-                if b.placed:
+                # first seen or put back: taken to be at rest until it moves (1.2 mm from where it
+                # was found); one lost in motion and found again is still moving
+                at_rest = b.placed or first_sight
+                b.state = BallState.AT_REST if at_rest else BallState.MOVING
+                if at_rest:
                     b.anchor = np.array(cand[:2])
                     b.anchor_n = 1
             self._accept(b, cand, self._dt)
@@ -824,6 +830,11 @@ class Tracker:
                     return True
         return False
 
+    def _pin_gate(self, p: _Pin) -> float:
+        """Search radius (px) for a pin not confirmed in place; it grows while the pin is missing."""
+        g = self.pin_len_px[p.index] + 10.0 + 1.5 * math.hypot(p.vx, p.vy) + 6.0 * min(p.missing, 12)
+        return min(g, 0.5 * MAX_WIN - 2.0)
+
     def _track_loose_pins(self, loose: list[_Pin], n_ball_masks: int) -> None:
         """Pins that moved or are not confirmed: find every pin-sized blob near them, assign jointly."""
         blobs: list[tuple[float, float, np.ndarray]] = []
@@ -835,8 +846,7 @@ class Tracker:
                 if o.tight and o is not p and o.state in (PinState.STANDING, PinState.RAIL_STANDING):
                     self._push_mask(o.cx, o.cy, 1.8 * self.pin_stand_r_px[o.index])
             px, py = p.cx + p.vx, p.cy + p.vy
-            half = self.pin_len_px[k] + 10.0 + 1.5 * math.hypot(p.vx, p.vy)
-            x0, y0, w, h = self._window(px, py, half)
+            x0, y0, w, h = self._window(px, py, self._pin_gate(p))
             if w < 3 or h < 3:
                 continue
             self._pin_window_weights(x0, y0, w, h)
@@ -859,7 +869,7 @@ class Tracker:
         for p in loose:
             k = p.index
             px, py = p.cx + p.vx, p.cy + p.vy
-            gate = self.pin_len_px[k] + 10.0 + 1.5 * math.hypot(p.vx, p.vy)
+            gate = self._pin_gate(p)
             for q, (bx, by, st) in enumerate(blobs):
                 d = math.hypot(bx - px, by - py)
                 if d > gate:
@@ -872,13 +882,23 @@ class Tracker:
                 pairs.append((cost, k, q))
         pairs.sort()
         taken_pin: set[int] = set()
-        taken_blob: set[int] = set()
-        for cost, k, q in pairs:
-            if k in taken_pin or q in taken_blob:
-                continue
-            taken_pin.add(k)
-            taken_blob.add(q)
-            self._pin_measure(self.pins[k], blobs[q][2], 0, 0, None)
+        taken_blob: dict[int, int] = {}
+        for share in (False, True):
+            # second round: a pin left without a blob may share one big enough for two
+            # (a pin lying across another, a pin against the king)
+            for cost, k, q in pairs:
+                if k in taken_pin:
+                    continue
+                if q in taken_blob:
+                    other = taken_blob[q]
+                    big = blobs[q][2][K.B_SUMW] >= 1.6 * (self.pin_min_area[k] + self.pin_min_area[other]) / 0.55
+                    if not share or not big:
+                        continue
+                taken_pin.add(k)
+                taken_blob.setdefault(q, k)
+                self._pin_measure(self.pins[k], blobs[q][2], 0, 0, None)
+                if share:
+                    self.pins[k].conf *= 0.6
         for p in loose:
             if p.index not in taken_pin:
                 self._pin_missing(p)

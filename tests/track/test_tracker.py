@@ -1,0 +1,228 @@
+"""The tracker on rendered footage (728x544, rendered once per test session) and on bad input.
+
+Accuracy figures of this scenario are kept in ``metrics.json``; the test fails when
+any gets worse, so accuracy can only ratchet up. After an improvement, rewrite the
+file with ``VISION_REF_UPDATE_METRICS=1 python -m pytest tests/track/test_tracker.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision_ref.calibrate.truth import profile_from_camera
+from vision_ref.camera import CameraModel
+from vision_ref.errors import CalibrationError, SourceError
+from vision_ref.messages import BallState, Frame, PinState
+from vision_ref.rules.table import BALL_IDS, PIN_IDS
+from vision_ref.sim.physics import Layout, Strike, simulate
+from vision_ref.sim.render import Renderer, RenderSettings
+from vision_ref.track.tracker import Tracker, track_frames
+
+METRICS = Path(__file__).with_name("metrics.json")
+W, H = 728, 544
+N_FRAMES = 100
+
+
+@pytest.fixture(scope="module")
+def footage():
+    """A slow shot into the pins, rendered once: frames, per-frame truth, profile."""
+    camera = CameraModel.overhead(W, H)
+    layout = Layout.standard()
+    cx, cy = layout.balls["cue"]
+    shot = simulate(layout, Strike(speed=2500.0, angle=math.atan2(-cy, -cx)), tail=0.2)
+    settings = RenderSettings(draw_cue=False, player="none", seed=3)
+    renderer = Renderer(camera, settings=settings)
+    profile = profile_from_camera(camera, settings=settings, renderer=renderer)
+    frames = [renderer.render_frame(shot, i) for i in range(N_FRAMES)]
+    truth = renderer.frame_truth(shot)["frames"][:N_FRAMES]
+    return {"camera": camera, "profile": profile, "frames": frames, "truth": truth,
+            "exposure": settings.exposure_s, "renderer": renderer}
+
+
+def frame(i, bgr, fps=60.0):
+    return Frame(i, int(round(i * 1e9 / fps)), bgr=bgr)
+
+
+def to_yuv_frame(i, bgr):
+    """The Pi's YUV420 layout (Y + interleaved half-resolution UV) from a BGR frame."""
+    i420 = cv2.cvtColor(bgr, cv2.COLOR_BGR2YUV_I420)
+    h, w = bgr.shape[:2]
+    y = i420[:h]
+    u = i420[h:h + h // 4].reshape(h // 2, w // 2)
+    v = i420[h + h // 4:].reshape(h // 2, w // 2)
+    return Frame(i, int(round(i * 1e9 / 60.0)), y=y, uv=np.dstack([u, v]))
+
+
+def run(footage, make=frame):
+    tr = Tracker(footage["profile"], 60.0, footage["exposure"])
+    obs = [tr.update(make(i, f)) for i, f in enumerate(footage["frames"])]
+    return tr, obs
+
+
+def errors(obs, truth):
+    xy = np.array([o.ball_xy for o in obs])
+    t = np.array([[f["balls"][b]["xyz"][:2] for b in BALL_IDS] for f in truth])
+    moving = np.zeros(t.shape[:2], bool)
+    step = np.linalg.norm(np.diff(t, axis=0), axis=2) > 0.05
+    moving[1:] |= step
+    moving[:-1] |= step
+    return np.linalg.norm(xy - t, axis=2), moving
+
+
+@pytest.fixture(scope="module")
+def bgr_run(footage):
+    return run(footage)
+
+
+def measured(footage, bgr_run):
+    tr, obs = bgr_run
+    err, moving = errors(obs, footage["truth"])
+    pin_truth = np.array([[f["pins"][p]["state"] for p in PIN_IDS] for f in footage["truth"]])
+    pin_obs = np.array([o.pin_state for o in obs])
+    return {
+        "rest_error_mm": float(np.nanmedian(err[~moving])),
+        "moving_error_mm": float(np.nanmedian(err[moving])),
+        "moving_p90_mm": float(np.nanpercentile(err[moving], 90)),
+        "found_fraction": float(np.mean(~np.isnan(err))),
+        "pin_state_accuracy": float(np.mean(pin_obs == pin_truth)),
+    }
+
+
+def test_accuracy_only_ratchets_up(footage, bgr_run):
+    got = measured(footage, bgr_run)
+    if os.environ.get("VISION_REF_UPDATE_METRICS"):
+        METRICS.write_text(json.dumps({k: round(v, 4) for k, v in got.items()}, indent=1) + "\n")
+    want = json.loads(METRICS.read_text())
+    for key in ("rest_error_mm", "moving_error_mm", "moving_p90_mm"):
+        assert got[key] <= want[key] * 1.05 + 0.01, f"{key} got worse: {got[key]:.4f} > {want[key]:.4f}"
+    for key in ("found_fraction", "pin_state_accuracy"):
+        assert got[key] >= want[key] - 0.005, f"{key} got worse: {got[key]:.4f} < {want[key]:.4f}"
+    # and the targets of the issue, scaled to this resolution (4.5 mm per pixel here)
+    assert got["rest_error_mm"] < 1.0 and got["moving_error_mm"] < 3.0 and got["found_fraction"] == 1.0
+
+
+def test_identities_and_motion_states(footage, bgr_run):
+    tr, obs = bgr_run
+    truth = footage["truth"]
+    err, moving = errors(obs, truth)
+    t = np.array([[f["balls"][b]["xyz"][:2] for b in BALL_IDS] for f in truth])
+    xy = np.array([o.ball_xy for o in obs])
+    # every ball is nearer its own truth than any other ball's: no identity swap
+    for i in range(3):
+        for j in range(3):
+            if i != j:
+                assert np.all(np.linalg.norm(xy[:, i] - t[:, j], axis=1) > err[:, i])
+    states = np.array([o.ball_state for o in obs])
+    cue = BALL_IDS.index("cue")
+    assert np.all(states[3:30, :] == BallState.AT_REST)  # before the strike (frame 36)
+    assert np.mean(states[moving[:, cue] & (np.arange(N_FRAMES) > 40), cue] == BallState.MOVING) > 0.95
+    assert any(o.extra["table_moving"] for o in obs[40:])
+    assert not obs[20].extra["table_moving"]
+
+
+def test_yuv420_frames_track_like_bgr(footage, bgr_run):
+    _, obs_bgr = bgr_run
+    _, obs_yuv = run(footage, to_yuv_frame)
+    a = np.array([o.ball_xy for o in obs_bgr])
+    b = np.array([o.ball_xy for o in obs_yuv])
+    assert np.nanmedian(np.linalg.norm(a - b, axis=2)) < 0.6
+    err, moving = errors(obs_yuv, footage["truth"])
+    assert np.nanmedian(err[~moving]) < 1.0 and np.mean(~np.isnan(err)) == 1.0
+
+
+def test_pins_standing_then_knocked(footage, bgr_run):
+    _, obs = bgr_run
+    truth = footage["truth"]
+    for k, p in enumerate(PIN_IDS):
+        assert obs[10].pin_state[k] == PinState.STANDING
+        spot = np.array(truth[10]["pins"][p]["xy"])
+        assert np.linalg.norm(obs[10].pin_xy[k] - spot) < 4.0  # a standing pin's base, mm
+    last = obs[-1]
+    down = [k for k, p in enumerate(PIN_IDS) if truth[-1]["pins"][p]["state"] == PinState.DOWN]
+    assert down, "the scenario must knock pins down"
+    for k in down:
+        assert last.pin_state[k] in (PinState.DOWN, PinState.MOVING), (PIN_IDS[k], last.pin_state[k])
+
+
+def test_ball_lifted_and_placed_by_hand(footage):
+    """Paint a resting ball out (lifted), then paint it back elsewhere (placed)."""
+    prof = footage["profile"]
+    bg = cv2.resize(prof.background, (W, H), interpolation=cv2.INTER_LINEAR)
+    still = footage["frames"][5]
+    cam = footage["camera"]
+    r_px = 9.0
+    w2 = footage["truth"][5]["balls"]["white2"]["px"]
+    mask = np.zeros((H, W), np.uint8)
+    cv2.circle(mask, (int(round(w2[0])), int(round(w2[1]))), int(2.2 * r_px), 255, -1)
+    lifted = still.copy()
+    lifted[mask > 0] = bg[mask > 0]
+    placed = lifted.copy()
+    target = cam.project(np.array([[400.0, 300.0, 30.75]]))[0]
+    dx, dy = int(round(target[0] - w2[0])), int(round(target[1] - w2[1]))
+    shifted = np.roll(np.roll(still, dy, axis=0), dx, axis=1)
+    m2 = np.roll(np.roll(mask, dy, axis=0), dx, axis=1)
+    placed[m2 > 0] = shifted[m2 > 0]
+    tr = Tracker(prof, 60.0, footage["exposure"])
+    seq = [still] * 6 + [lifted] * 8 + [placed] * 12
+    obs = [tr.update(frame(i, f)) for i, f in enumerate(seq)]
+    k = BALL_IDS.index("white2")
+    assert obs[5].ball_state[k] == BallState.AT_REST
+    assert obs[13].ball_state[k] == BallState.IN_HAND and np.isnan(obs[13].ball_xy[k, 0])
+    placed_at = [i for i, o in enumerate(obs) if "white2" in o.extra.get("placed", [])]
+    assert placed_at and placed_at[0] >= 14
+    assert obs[-1].ball_state[k] == BallState.AT_REST
+    assert np.linalg.norm(obs[-1].ball_xy[k] - (400.0, 300.0)) < 3.0
+    # the other balls never moved
+    for other in ("cue", "white1"):
+        j = BALL_IDS.index(other)
+        assert all(o.ball_state[j] == BallState.AT_REST for o in obs[3:])
+
+
+def test_track_frames_lists_missing_frames_as_dropped(footage):
+    frames = [frame(i, f) for i, f in enumerate(footage["frames"][:12]) if i != 7]
+    tracks = track_frames(frames, footage["profile"], 60.0, footage["exposure"])
+    assert list(tracks.dropped) == [7]
+    assert len(tracks.t) == 11 and 7 not in tracks.frame_index
+    assert set(tracks.balls) == set(BALL_IDS) and set(tracks.pins) == set(PIN_IDS)
+    assert np.all(tracks.balls["cue"].state[3:] == BallState.AT_REST)
+    assert tracks.pins["king"].angle is not None
+
+
+@pytest.mark.parametrize(
+    "make, error, words",
+    [
+        (lambda fr: Frame(0, 0, bgr=np.zeros((100, 120, 3), np.uint8)), CalibrationError, ["728x544", "120x100"]),
+        (lambda fr: Frame(0, 0, y=fr[:, :, 0].copy()), SourceError, ["UV"]),
+        (lambda fr: "not a frame", SourceError, ["Frame"]),
+        (lambda fr: Frame(0, 0, bgr=fr.astype(np.float32)), SourceError, ["uint8"]),
+    ],
+)
+def test_bad_frames_are_refused_clearly(footage, make, error, words):
+    tr = Tracker(footage["profile"], 60.0)
+    with pytest.raises(error) as exc:
+        tr.update(make(footage["frames"][0]))
+    for w in words:
+        assert w in str(exc.value)
+
+
+def test_out_of_order_frames_and_bad_profiles(footage):
+    tr = Tracker(footage["profile"], 60.0)
+    tr.update(frame(5, footage["frames"][0]))
+    with pytest.raises(SourceError, match="out of order: frame 4 after frame 5"):
+        tr.update(frame(4, footage["frames"][1]))
+    with pytest.raises(SourceError, match="timestamp"):
+        tr.update(Frame(6, 0, bgr=footage["frames"][1]))
+    with pytest.raises(CalibrationError, match="calibration profile"):
+        Tracker(None, 60.0)
+    with pytest.raises(CalibrationError, match="no background"):
+        Tracker(replace(footage["profile"], background=None), 60.0)
+    with pytest.raises(SourceError, match="exposure"):
+        Tracker(footage["profile"], 60.0, exposure_s=0.5)
