@@ -75,11 +75,12 @@ class InferenceSettings:
     """
 
     confidence: float = 0.95
+    unexplained: float = 0.005
     fit_s: float = 0.08
     k_sigma: float = 4.5
     slack_mm: float = 4.0
     onset_sigma_s: float = 0.0005
-    direction_sigma: float = 0.35
+    direction_sigma: float = 0.5
 
     def __post_init__(self) -> None:
         if not (0.5 <= self.confidence < 1.0):
@@ -619,6 +620,12 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
                 continue
             if _deviates(sh, ball, f, g):
                 kinked = True
+        if not kinked and fa is not None and fb is not None:
+            # the paths from before would run the balls into each other: they collided
+            ts = np.linspace(c.t, c.t + 2 * sh.dt, 24)
+            depth = min(float(np.hypot(*(fa.pos(x) - fb.pos(x)))) - 2 * sh.R for x in ts)
+            sd = math.sqrt(fa.var(c.t + sh.dt) + fb.var(c.t + sh.dt))
+            kinked = depth < -(3.0 * sd + 1.0)
         if not kinked and not _end_touching(sh, a, b, c.t):
             c.accepted = False
 
@@ -632,7 +639,7 @@ def _deviates(sh: _Shot, ball: str, f: PathFit, g: PathFit) -> bool:
         d = f.pos(t) - xy[r]
         chi2 += float(d @ d) / (f.var(t) + sh.sig * sh.sig + 0.05)
         n += 2
-    return n > 0 and chi2 > n + 6.0 * math.sqrt(2.0 * n)
+    return n > 0 and chi2 > n + 4.0 * math.sqrt(2.0 * n)
 
 
 def _end_touching(sh: _Shot, a: str, b: str, t: float) -> bool:
@@ -924,7 +931,7 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
     """When a moving pin's observed body reached the resting pin (time, sigma, direction)."""
     reach = sh.table.pin_top_radius(knocker) + sh.table.pin_top_radius(ep.pin)
     lo = max(k_onset, ep.t_lo - 2 * sh.dt)
-    hi = ep.t_hi + 0.5 * sh.dt
+    hi = ep.t_hi + sh.dt
     if hi <= lo:
         return None
 
@@ -940,7 +947,7 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
     hv = np.array([h(x) for x in ts])
     if not np.any(np.isfinite(hv)):
         return None
-    inside = np.nonzero(hv <= 3 * sh.sig + 2.0)[0]
+    inside = np.nonzero(hv <= 3 * sh.sig + 4.0)[0]
     if len(inside) == 0:
         return None
     tc = float(ts[inside[0]])
@@ -982,15 +989,18 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         # likelihoods: contact time inside the onset interval, push along the pin's path
         like: dict[str, float] = {}
         for c, (tc, sc, n) in cands.items():
-            s = math.sqrt(sc * sc + sh.s.onset_sigma_s ** 2)
+            s = math.sqrt(sc * sc + sh.s.onset_sigma_s ** 2 + (0.1 * sh.dt) ** 2)
             lt = _norm_cdf((ep.t_hi - tc) / s) - _norm_cdf((ep.t_lo - tc) / s)
             ld = 1.0
             if ep.direction is not None and n is not None:
                 cosang = float(np.clip(ep.direction @ n, -1.0, 1.0))
                 ang = math.acos(cosang)
-                ld = math.exp(-0.5 * (ang / ep.dir_sigma) ** 2)
+                # a later contact can turn a falling pin: direction only ranks candidates
+                ld = max(math.exp(-0.5 * (ang / ep.dir_sigma) ** 2), 0.2)
             like[c] = max(lt, 1e-12) * max(ld, 1e-12)
-        total = sum(like.values())
+        # something not seen (a candidate the tracks miss) keeps a small share, so a lone
+        # candidate whose timing does not fit is no certainty
+        total = sum(like.values()) + sh.s.unexplained
         t_hit = 0.5 * (ep.t_lo + ep.t_hi)
         frames = [int(fi[max(ep.onset_row - 1, 0)]), int(fi[ep.onset_row])]
         if not cands:
@@ -1002,13 +1012,21 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             roots[ep.pin] = movers
             started.setdefault(ep.pin, (t_hit, _geom_base(ep)))
             continue
-        post = {c: v / total for c, v in like.items()} if total > 0 else {c: 1.0 / len(cands) for c in cands}
-        best = max(post, key=post.get)
+        post = {c: v / total for c, v in like.items()}
+        # what the rules need is the ball at the root of the chain (L5): pins knocked
+        # by one of several falling pins of one ball's chain are that ball's
+        root_post: dict[str, float] = {}
+        for c, v in post.items():
+            rs = roots.get(c, []) if c in PIN_IDS else [c]
+            if len(rs) == 1:
+                root_post[rs[0]] = root_post.get(rs[0], 0.0) + v
+        best_root = max(root_post, key=root_post.get) if root_post else None
+        root_p = root_post.get(best_root, 0.0) if best_root else 0.0
+        of_root = [c for c in post if (roots.get(c, []) if c in PIN_IDS else [c]) == [best_root]]
+        best = max(of_root, key=post.get) if of_root else max(post, key=post.get)
         tc, sc, _ = cands[best]
         t_hit = min(max(tc, ep.t_lo - sh.dt), ep.t_hi + sh.dt)
         p_rounded = {c: round(v, 4) for c, v in sorted(post.items(), key=lambda kv: -kv[1])}
-        forced = gap and len(cands) > 1
-        doubt = post[best] < conf_needed or forced
         balls: list[str] = []
         floor = (1.0 - conf_needed) / max(len(post), 1)
         for c, v in sorted(post.items(), key=lambda kv: -kv[1]):
@@ -1017,18 +1035,23 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             for root in (roots.get(c, []) if c in PIN_IDS else [c]):
                 if root not in balls:
                     balls.append(root)
+        forced = gap and len(balls) > 1
+        doubt = root_p < conf_needed or forced
+        extra = {"p": p_rounded, "p_root": {k: round(v, 4) for k, v in root_post.items()},
+                 "by_for_root": {r: max([c for c in post if (roots.get(c, []) if c in PIN_IDS else [c]) == [r]],
+                                        key=post.get) for r in root_post}}
         if not doubt:
-            ev = {"t": t_hit, "type": "pin_hit", "pin": ep.pin, "by": best, "confidence": post[best],
-                  "sigma": round(sc, 6), "frames": frames, "p": p_rounded, "root_candidates": balls}
+            ev = {"t": t_hit, "type": "pin_hit", "pin": ep.pin, "by": best, "confidence": root_p,
+                  "sigma": round(sc, 6), "frames": frames, "root_candidates": balls, **extra}
             if gap:
                 ev["gap"] = True
             events.append(ev)
-            roots[ep.pin] = roots.get(best, [best]) if best in PIN_IDS else [best]
+            roots[ep.pin] = [best_root]
         else:
             reason = "dropped frame while it started to move" if forced else \
                 f"knocker not established at confidence {conf_needed}"
             ev = {"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": balls,
-                  "confidence": post[best], "p": p_rounded, "frames": frames, "reason": reason}
+                  "confidence": root_p, "frames": frames, "reason": reason, **extra}
             if forced:
                 ev["forced_doubt"] = True
             events.append(ev)
