@@ -521,7 +521,8 @@ class SimulatedShot:
         gap[post] = np.where(tq < 0.05, -25.0 * tq / 0.05, -25.0 + 900.0 * np.maximum(tq - 0.05, 0.0) ** 1.5 * 4.0)
         tip = r0[None, :] - d[None, :] * (R + gap)[:, None]
         angle = np.full(len(ts), (ang + math.pi) % (2 * math.pi))
-        visible = ts < 0.9
+        # the player walks the cue back and away; by 2 s it is far outside the view
+        visible = ts < 2.0
         return tip, angle, visible
 
     # ---- truth

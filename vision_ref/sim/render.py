@@ -275,7 +275,7 @@ class Renderer:
             u0 = np.array([math.cos(ang0), math.sin(ang0)])
             fwd = (ws.cue_tip[i:j + 1] - ws.cue_tip[i]) @ u0  # most negative = furthest into the ball
             k = i + int(np.argmin(fwd))
-            stretches.append((grid[i], grid[j], ws.cue_tip[k].copy(), float(ws.cue_angle[k])))
+            stretches.append((grid[i], grid[j], ws.cue_tip[k].copy(), float(ws.cue_angle[k]), float(grid[k])))
             i = j + 1
         self._cue_cache = (id(sim), stretches)
         return stretches
@@ -295,11 +295,24 @@ class Renderer:
             return prims
         anchors = self._cue_anchors(sim)
         R = self.table.ball_radius
-        e = math.radians(st.cue_elevation_deg)
         for s in np.nonzero(vis)[0]:
             ang = float(ws.cue_angle[s])
             ux, uy = math.cos(ang), math.sin(ang)
-            tip = np.array([ws.cue_tip[s, 0], ws.cue_tip[s, 1], R])
+            t = ws.t[s]
+            anc = None
+            for t0, t1, atip, aang, t_ff in anchors:
+                if t0 - 0.01 <= t <= t1 + 0.01:
+                    anc = (atip, aang, t_ff)
+            if anc is None:
+                anc = (ws.cue_tip[s].copy(), ang, math.inf)
+            atip, aang, t_ff = anc
+            # after the follow-through the player lifts the cue and walks it back, bridge hand and all
+            lift = 0.0
+            if t > t_ff:
+                lift = 350.0 * (t - t_ff)
+                atip = ws.cue_tip[s].copy()
+            tip = np.array([ws.cue_tip[s, 0], ws.cue_tip[s, 1], R + lift])
+            e = self._cue_elevation(tip, ux, uy)
             axis = np.array([math.cos(e) * ux, math.cos(e) * uy, math.sin(e)])
             row = prims[s]
             for q, (a, b, ra, rb, mat) in enumerate(segs):
@@ -307,41 +320,52 @@ class Renderer:
                 row[q, :10] = (1, *pa, *pb, ra, rb, mat)
             if n_arm == 0:
                 continue
-            t = ws.t[s]
-            anc = None
-            for t0, t1, atip, aang in anchors:
-                if t0 - 0.01 <= t <= t1 + 0.01:
-                    anc = (atip, aang)
-            if anc is None:
-                anc = (tip[:2], ang)
-            atip, aang = anc
             au = np.array([math.cos(aang), math.sin(aang)])
             left = np.array([au[1], -au[0]])  # the player's left, looking along the stick to the ball
 
             def at(along, side, z, base=atip):
                 p = base + along * au + side * left
-                return np.array([p[0], p[1], z])
+                return np.array([p[0], p[1], z + lift])
 
             q = len(segs)
-            bridge = at(215.0, 18.0, 20.0)
+            # the bridge hand rests on whatever is under it: the cloth, or the cushion and rail
+            bxy = atip + 215.0 * au + 18.0 * left
+            on_rail = not self.table.on_cloth(float(bxy[0]), float(bxy[1]))
+            hb = self.table.rail_height if on_rail else 0.0
+            bridge = at(215.0, 18.0, 20.0 + hb)
             grip = tip + 1060.0 * axis
-            agrip = np.array([atip[0], atip[1], R]) + 1060.0 * np.array([math.cos(e) * au[0], math.cos(e) * au[1], math.sin(e)])
+            agrip = np.array([atip[0], atip[1], R + lift]) + 1060.0 * np.array([math.cos(e) * au[0], math.cos(e) * au[1], math.sin(e)])
             elbow_l = at(430.0, 210.0, 210.0)
             shoulder_l = at(820.0, 190.0, 470.0)
             elbow_r = agrip + np.array([40.0 * au[0], 40.0 * au[1], 330.0])
             shoulder_r = at(840.0, -170.0, 480.0)
             row[q] = (2, *bridge, 62.0, 46.0, 21.0, 0, 0, K.MAT_SKIN, aang, 0)
-            row[q + 1] = (1, *at(290.0, 35.0, 38.0), *elbow_l, 33.0, 42.0, K.MAT_SLEEVE, 0, 0)
+            row[q + 1] = (1, *at(290.0, 35.0, 38.0 + hb), *elbow_l, 33.0, 42.0, K.MAT_SLEEVE, 0, 0)
             row[q + 2] = (1, *elbow_l, *shoulder_l, 44.0, 52.0, K.MAT_SLEEVE, 0, 0)
             row[q + 3] = (2, *grip, 48.0, 38.0, 42.0, 0, 0, K.MAT_SKIN, aang, 0)
             row[q + 4] = (1, *(grip + np.array([0, 0, 30.0])), *elbow_r, 30.0, 40.0, K.MAT_SLEEVE, 0, 0)
             row[q + 5] = (1, *elbow_r, *shoulder_r, 44.0, 52.0, K.MAT_SLEEVE, 0, 0)
-            row[q + 6] = (2, *at(250.0, 58.0, 16.0), 30.0, 14.0, 12.0, 0, 0, K.MAT_SKIN, aang + 0.5, 0)  # thumb/fingers
+            row[q + 6] = (2, *at(250.0, 58.0, 16.0 + hb), 30.0, 14.0, 12.0, 0, 0, K.MAT_SKIN, aang + 0.5, 0)  # thumb/fingers
             row[q + 7] = (2, *(grip + np.array([0, 0, -22.0])), 30.0, 22.0, 16.0, 0, 0, K.MAT_SKIN, aang, 0)
             if n_arm == 10:
                 row[q + 8] = (2, *at(860.0, 10.0, 430.0), 200.0, 250.0, 120.0, 0, 0, K.MAT_SLEEVE, aang, 0)
                 row[q + 9] = (2, *at(640.0, 0.0, 470.0), 105.0, 85.0, 110.0, 0, 0, K.MAT_HAIR, aang, 0)
         return prims
+
+    def _cue_elevation(self, tip: np.ndarray, ux: float, uy: float) -> float:
+        """Cue elevation (radians): the configured angle, raised so the stick clears the
+        cushion and rail behind the ball (a capsule through the rail would shade it black)."""
+        t = self.table
+        e = math.radians(self.settings.cue_elevation_deg)
+        dist = math.inf  # along the stick from the tip to the cushion nose line behind it
+        for comp, pos, half in ((ux, tip[0], t.half_length), (uy, tip[1], t.half_width)):
+            if abs(comp) > 1e-9:
+                dist = min(dist, (math.copysign(half, comp) - pos) / comp)
+        dist = max(dist, 1.0)
+        need = t.rail_height + 6.3 + 3.2 * min(dist, 700.0) / 700.0 + 6.0 - tip[2]
+        if need > 0.0:
+            e = max(e, math.asin(min(need / dist, math.sin(math.radians(40.0)))))
+        return e
 
     # ---- per frame ------------------------------------------------------------------------------
     def _pack(self, sim: ShotSimulation, ws: WorldSamples):
