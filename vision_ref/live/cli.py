@@ -100,6 +100,18 @@ def register(subparsers) -> None:
     p.add_argument("--out", default="-", help="write the export here (default stdout)")
     p.set_defaults(func=cmd_matches)
 
+    p = subparsers.add_parser(
+        "mount", help="camera height and lens for the table (hardware/MOUNTING.md)",
+        description="Height above the cloth for each lens so the table with its rails fills the view, "
+                    "with the resolution, ball size in pixels and motion blur that follow.")
+    p.add_argument("--sensor", default="imx296", help="imx296 (Global Shutter, default), imx708, imx708_wide")
+    p.add_argument("--focal", type=float, default=None, metavar="MM", help="one lens focal length (default: the usual lenses)")
+    p.add_argument("--margin", type=float, default=40.0, metavar="MM", help="view beyond the rails (default 40)")
+    p.add_argument("--speed", type=float, default=5000.0, metavar="MM_S", help="ball speed for the blur figure (default 5000)")
+    p.add_argument("--exposure", type=float, default=2.0, metavar="MS", help="exposure for the blur figure (default 2)")
+    p.add_argument("--ceiling", type=float, default=None, metavar="MM", help="highest lens position available")
+    p.set_defaults(func=cmd_mount)
+
 
 # ---- live -------------------------------------------------------------------------------
 
@@ -182,6 +194,10 @@ def cmd_live(args) -> int:
 
     if resumed is None:
         desc = {"spec": source_spec, "seed": args.seed, "stages": args.stages}
+        try:
+            desc["camera"] = source.describe()  # sensor mode, exposure lock, fps actually granted
+        except Exception:  # a description is a nicety; never a reason not to referee
+            pass
         mid = log.create_match(match, source=desc, calibration=args.calibration,
                                recording_dir=None if args.no_record else os.path.abspath(args.record))
     else:
@@ -303,4 +319,24 @@ def cmd_matches(args) -> int:
     else:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write(text)
+    return 0
+
+
+# ---- mount ---------------------------------------------------------------------------------
+
+
+def cmd_mount(args) -> int:
+    from vision_ref.live.mount import SENSORS, plan
+
+    try:
+        plans = plan(args.sensor, args.focal, margin_mm=args.margin, speed_mm_s=args.speed,
+                     exposure_s=args.exposure * 1e-3)
+    except ValueError as exc:
+        raise LiveError(str(exc)) from None
+    s = SENSORS[args.sensor]
+    print(f"{s.name}: {s.width_px}x{s.height_px} at {s.fps:g} fps; table {2840:.0f} x {1420:.0f} mm "
+          f"+ cushions, rails and {args.margin:g} mm in view")
+    for p in plans:
+        fits = "" if args.ceiling is None or p.height_mm <= args.ceiling else "   (above the ceiling)"
+        print("  " + p.line() + fits)
     return 0
