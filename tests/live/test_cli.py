@@ -69,3 +69,38 @@ def test_clear_errors(tmp_path, capsys):
     capsys.readouterr()
     assert main(["matches", "7", "--db", db]) == 6
     assert "no match 7" in capsys.readouterr().err
+
+
+def test_continue_resumes_an_unfinished_match_or_starts_one(tmp_path, capsys):
+    db = str(tmp_path / "m.sqlite")
+    base = ["live", "--stages", "truth", "--board", "lines", "--db", db, "--no-record", "--commands", os.devnull,
+            "--continue"]
+    assert main(base + ["--source", "synthetic:carom_P2"]) == 0
+    assert "MATCH 1 started" in capsys.readouterr().out
+    assert main(base) == 0  # the match is not over: the service's restart resumes it
+    assert "RESUMED match 1" in capsys.readouterr().out
+
+
+def test_commands_from_a_fifo_are_read_after_each_writer(tmp_path, capsys):
+    import threading
+    import time
+
+    fifo = tmp_path / "cmds"
+    os.mkfifo(fifo)
+
+    def writer():
+        for line in ("who Olga\n", "touch\n"):
+            time.sleep(0.05)
+            with open(fifo, "w") as fh:  # two separate writers, like two `echo ... > FIFO`
+                fh.write(line)
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    rc = main(["live", "--source", "synthetic:carom_P2", "--stages", "truth", "--pace", "--board", "lines",
+               "--db", str(tmp_path / "m.sqlite"), "--no-record", "--commands", str(fifo)])
+    assert rc == 0
+    t.join(5)
+    capsys.readouterr()
+    main(["matches", "1", "--json", "--db", str(tmp_path / "m.sqlite")])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["shots"][0]["record"]["calls"] == [{"type": "touch", "by": "Olga"}]

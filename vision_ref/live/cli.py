@@ -66,6 +66,8 @@ def register(subparsers) -> None:
     p.add_argument("--db", default=DEFAULT_DB, help=f"match log (SQLite, default {DEFAULT_DB}; env VISION_REF_DB)")
     p.add_argument("--resume", nargs="?", type=int, const=-1, default=None, metavar="MATCH_ID",
                    help="continue a match from the log (default: the last unfinished one)")
+    p.add_argument("--continue", dest="continue_match", action="store_true",
+                   help="resume the last unfinished match if there is one, else start a new one (for the service)")
     p.add_argument("--operator", default=_default_operator(), help="who is at the keyboard (recorded with every call)")
     p.add_argument("--stages", choices=("vision", "truth"), default="vision",
                    help="vision: tracker + event inference; truth: the simulator's exact records "
@@ -145,9 +147,13 @@ def cmd_live(args) -> int:
     from vision_ref.live.scoreboard import Scoreboard
     from vision_ref.rules.match import Match
 
+    if args.commands != "-" and not os.path.exists(args.commands):
+        raise LiveError(f"--commands {args.commands}: no such file or FIFO")
     log = _open_log(args.db)
     source_spec = args.source
     resumed = None
+    if args.continue_match and args.resume is None and log.last_unfinished() is not None:
+        args.resume = -1
     if args.resume is not None:
         mid = log.last_unfinished() if args.resume == -1 else args.resume
         if mid is None:
@@ -228,7 +234,7 @@ def cmd_live(args) -> int:
         if sys.stdin is not None and not sys.stdin.closed:
             referee.read_keyboard(sys.stdin)
     else:
-        referee.read_keyboard(open(args.commands, "r"))
+        referee.read_keyboard(args.commands)
     result = referee.run()
     board.event("end", f"{result.ended or 'stopped'}; score " + " : ".join(f"{p} {s}" for p, s in match.score.items())
                 + (f"; {match.winner} wins" if match.winner else ""))

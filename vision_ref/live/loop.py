@@ -117,11 +117,25 @@ class LiveReferee:
         self._stop.set()
 
     def read_keyboard(self, stream) -> threading.Thread:
-        """Feed lines from ``stream`` (stdin, a FIFO) as commands, on a daemon thread."""
+        """Feed lines from ``stream`` (stdin, an open file, or the path of a FIFO) as
+        commands, on a daemon thread. A FIFO is reopened after each writer closes it
+        (``echo touch > FIFO`` from another terminal); end of a plain input is not a
+        quit — a detached terminal must not stop the match."""
+        import os
+        import stat
+
         def pump():
-            for line in stream:
-                self.command(line)
-            # end of input is not a quit: a detached terminal must not stop the match
+            if isinstance(stream, (str, os.PathLike)):
+                fifo = stat.S_ISFIFO(os.stat(stream).st_mode)
+                while not self._stop.is_set():
+                    with open(stream, "r", encoding="utf-8") as fh:  # a FIFO blocks here until a writer comes
+                        for line in fh:
+                            self.command(line)
+                    if not fifo:
+                        return
+            else:
+                for line in stream:
+                    self.command(line)
 
         t = threading.Thread(target=pump, name="keyboard", daemon=True)
         t.start()

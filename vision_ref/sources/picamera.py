@@ -209,6 +209,7 @@ class PiCameraSource(FrameSource):
         self.config: dict | None = None
         self.detector: DropDetector | None = None
         self._exposure_us: int | None = exposure.exposure_us if exposure else None
+        self.last_metadata: dict = {}
 
     # ---- FrameSource ------------------------------------------------------------
     @property
@@ -330,6 +331,7 @@ class PiCameraSource(FrameSource):
             ts = md.get("SensorTimestamp")
             if ts is None:
                 raise SourceError("Pi camera frame has no SensorTimestamp")
+            self.last_metadata = md  # the self-test checks the lock frame by frame
             if md.get("ExposureTime"):
                 self._exposure_us = int(md["ExposureTime"])
             index, _ = self.detector.observe(int(ts))
