@@ -223,3 +223,22 @@ def test_real_camera_delivers_frames_at_rate():
                 break
     assert src.stats.dropped <= 2
     assert abs(src.stats.measured_fps - src.fps) < 0.05 * src.fps
+
+
+def test_bgr_mode_for_calibration(picam):
+    picam.reset("imx296", timestamps=_ts(3, 60))
+    src = PiCameraSource(exposure=ExposureLock(1500, 1.0, (1.0, 1.0)), mode="bgr").open()
+    f = next(src.frames())
+    assert f.bgr.shape == (1088, 1456, 3) and f.y is None
+    with pytest.raises(SourceError, match="yuv or bgr"):
+        PiCameraSource(mode="rgb")
+
+
+def test_factory_opens_the_pi_through_the_adapter(picam):
+    from vision_ref.sources.factory import open_source
+
+    picam.reset("imx708", timestamps=_ts(3, 120))
+    src = open_source("pi:1", exposure=ExposureLock(1000, 1.0, (1.0, 1.0)), mode="yuv").open()
+    assert picam.Picamera2.instances[0].camera_num == 1 and src.fps == 120.0
+    d = src.describe()
+    assert d["model"] == "imx708" and d["exposure_lock"]["exposure_us"] == 1000 and d["sensor_mode"]["size"] == [1536, 864]

@@ -76,7 +76,7 @@ def open_source(spec: str, *, fps: float | None = None, size: tuple[int, int] | 
                 num = int(spec.split(":", 1)[1])
             except ValueError:
                 raise SourceError(f"pi:N needs a camera number, got {spec!r}") from None
-        return PiCameraSource(num, fps=fps, exposure=exposure)
+        return PiCameraSource(num, fps=fps, exposure=exposure, mode="bgr" if mode == "bgr" else "yuv")
     if is_device(spec):
         return OpenCVCameraSource(spec, size=size, fps=fps or 60.0, mode=mode)
     if spec.startswith("synthetic:"):

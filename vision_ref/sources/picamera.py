@@ -188,6 +188,7 @@ class PiCameraSource(FrameSource):
         buffer_count: int | None = None,
         timeout_s: float = 2.0,
         module: Any = None,
+        mode: str = "yuv",
     ):
         super().__init__()
         self.camera_num = camera_num
@@ -200,12 +201,15 @@ class PiCameraSource(FrameSource):
         self._buffer_count = buffer_count
         self.timeout_s = float(timeout_s)
         self._module = module
+        if mode not in ("yuv", "bgr"):
+            raise SourceError(f"Pi camera mode must be yuv or bgr, got {mode!r}")
+        self.pixel_mode = mode  # bgr: converted here (calibration wants colour images); the tracker takes yuv
         self._cam = None
         self._fps = float(fps or 60.0)
         self._size = (0, 0)
         self._stride: int | None = None
         self.model = ""
-        self.mode: dict | None = None
+        self.mode: dict | None = None  # the sensor mode chosen
         self.config: dict | None = None
         self.detector: DropDetector | None = None
         self._exposure_us: int | None = exposure.exposure_us if exposure else None
@@ -336,7 +340,13 @@ class PiCameraSource(FrameSource):
                 self._exposure_us = int(md["ExposureTime"])
             index, _ = self.detector.observe(int(ts))
             y, uv = split_yuv420(arr, w, h, self._stride)
-            yield Frame(index, int(ts), y=y, uv=uv)
+            if self.pixel_mode == "bgr":
+                import cv2
+
+                nv12 = np.vstack([y, uv.reshape(h // 2, w)])
+                yield Frame(index, int(ts), bgr=cv2.cvtColor(nv12, cv2.COLOR_YUV2BGR_NV12))
+            else:
+                yield Frame(index, int(ts), y=y, uv=uv)
 
     def describe(self) -> dict:
         d = super().describe()
