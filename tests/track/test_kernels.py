@@ -14,12 +14,25 @@ PRM = default_params()
 
 
 # ---- plain-Python twins -------------------------------------------------------------------------
-def py_read_yuv(mode, bgr, yp, uvp, yy, xx):
+def py_read_yuv(mode, bgr, yp, uvp, yy, xx, prm=None):
     if mode == K.MODE_BGR:
         b, g, r = (float(v) for v in bgr[yy, xx])
         y = 0.299 * r + 0.587 * g + 0.114 * b
         return y, 128.0 + 0.564 * (b - y), 128.0 + 0.713 * (r - y)
-    return float(yp[yy, xx]), float(uvp[yy // 2, xx // 2, 0]), float(uvp[yy // 2, xx // 2, 1])
+    # chroma: bilinear at the pixel's position in the half-resolution plane
+    fx = (xx - prm[K.P_CHROMA_OX]) / 2
+    fy = (yy - prm[K.P_CHROMA_OY]) / 2
+    i, j = math.floor(fx), math.floor(fy)
+    out = []
+    for c in range(2):
+        val = 0.0
+        for jj, wy in ((j, 1 - (fy - j)), (j + 1, fy - j)):
+            for ii, wx in ((i, 1 - (fx - i)), (i + 1, fx - i)):
+                jc = min(max(jj, 0), uvp.shape[0] - 1)
+                ic = min(max(ii, 0), uvp.shape[1] - 1)
+                val += wy * wx * float(uvp[jc, ic, c])
+        out.append(val)
+    return float(yp[yy, xx]), out[0], out[1]
 
 
 def clip01(v):
@@ -55,7 +68,7 @@ def py_ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, prm, m
             yy, xx = y0 + j, x0 + i
             if in_masks(xx, yy, masks, n_masks):
                 continue
-            y, u, v = py_read_yuv(mode, bgr, yp, uvp, yy, xx)
+            y, u, v = py_read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
             f = py_fg(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
             fg[j, i] = f
             cls[j, i] = f * py_class(y, u, v, ref, prm)
@@ -215,6 +228,8 @@ EMPTY_UV = np.zeros((1, 1, 2), np.uint8)
 @pytest.mark.parametrize("mode", [K.MODE_BGR, K.MODE_YUV])
 def test_ball_weights_matches_twin(seed, mode):
     fr, by, bu, bv, rng = scene(seed)
+    prm = PRM.copy()
+    prm[K.P_CHROMA_OX], prm[K.P_CHROMA_OY] = (0.5, 0.5) if seed == 0 else rng.uniform(-0.5, 1.0, 2)
     yp, uvp = to_nv12(fr)
     args = (fr, EMPTY2, EMPTY_UV) if mode == K.MODE_BGR else (EMPTY3, yp, uvp)
     ref = np.array([200.0, 126.0, 130.0]) if seed % 2 == 0 else np.array([79.0, 100.0, 211.0])
@@ -222,8 +237,8 @@ def test_ball_weights_matches_twin(seed, mode):
     y0, x0, h, w = 3, 5, 40, 50
     cls = np.zeros((64, 64), np.float32)
     fg = np.zeros((64, 64), np.float32)
-    K.ball_weights(mode, *args, by, bu, bv, y0, x0, h, w, ref, PRM, masks, 1, cls, fg)
-    pc, pf = py_ball_weights(mode, *args, by, bu, bv, y0, x0, h, w, ref, PRM, masks, 1)
+    K.ball_weights(mode, *args, by, bu, bv, y0, x0, h, w, ref, prm, masks, 1, cls, fg)
+    pc, pf = py_ball_weights(mode, *args, by, bu, bv, y0, x0, h, w, ref, prm, masks, 1)
     np.testing.assert_allclose(cls[:h, :w], pc, atol=2e-5)
     np.testing.assert_allclose(fg[:h, :w], pf, atol=2e-5)
     assert pf.max() == 1.0 and pf.min() == 0.0  # the scene has both objects and cloth
@@ -380,7 +395,7 @@ def test_sample_pairs_and_grid_lookups_match_twin():
     fr, by, bu, bv, rng = scene(12)
     out_f = np.zeros((500, 3))
     out_b = np.zeros((500, 3))
-    n = K.sample_pairs(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, by, bu, bv, 5, out_f, out_b)
+    n = K.sample_pairs(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, by, bu, bv, 5, PRM, out_f, out_b)
     rows = [(yy, xx) for yy in range(2, 48, 5) for xx in range(2, 64, 5)]
     assert n == len(rows)
     for k, (yy, xx) in enumerate(rows):

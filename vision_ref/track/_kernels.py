@@ -42,7 +42,12 @@ P_LUM_LO = 6  # luma (fraction of the reference luma) below which a pixel is too
 P_LUM_RANGE = 7  # ... and the ramp above it
 P_BAND_LO = 8  # normalised chroma magnitude where a pin pixel starts counting as band/crown
 P_BAND_HI = 9
-N_PRM = 10
+# where chroma sample (i, j) of a YUV420 frame sits in full-resolution pixels: (2i + ox, 2j + oy);
+# 0.5 for 2x2-averaged ("centre") siting, 0 for chroma co-sited with the top-left luma pixel.
+# The tracker measures it per source (sources differ, and half a pixel matters at 1 mm).
+P_CHROMA_OX = 10
+P_CHROMA_OY = 11
+N_PRM = 12
 
 # capsule refinement output layout
 R_CX, R_CY, R_SUMW, R_AREA, R_SXX, R_SXY, R_SYY, R_FILL = 0, 1, 2, 3, 4, 5, 6, 7
@@ -67,15 +72,37 @@ def _clip01(v):
 
 
 @njit(cache=True, inline="always")
-def read_yuv(mode, bgr, yp, uvp, yy, xx):
-    """(Y, U, V) of one pixel as floats, from a BGR frame or a Y + half-res UV frame."""
+def read_yuv(mode, bgr, yp, uvp, yy, xx, prm):
+    """(Y, U, V) of one pixel as floats, from a BGR frame or a Y + half-res UV frame.
+
+    Chroma of a YUV frame is interpolated bilinearly at the pixel's position given the
+    source's chroma siting (``prm[P_CHROMA_OX/OY]``).
+    """
     if mode == MODE_BGR:
         b = float(bgr[yy, xx, 0])
         g = float(bgr[yy, xx, 1])
         r = float(bgr[yy, xx, 2])
         y = 0.299 * r + 0.587 * g + 0.114 * b
         return y, 128.0 + 0.564 * (b - y), 128.0 + 0.713 * (r - y)
-    return float(yp[yy, xx]), float(uvp[yy >> 1, xx >> 1, 0]), float(uvp[yy >> 1, xx >> 1, 1])
+    ch = uvp.shape[0]
+    cw = uvp.shape[1]
+    fx = 0.5 * (xx - prm[P_CHROMA_OX])
+    fy = 0.5 * (yy - prm[P_CHROMA_OY])
+    i0 = int(math.floor(fx))
+    j0 = int(math.floor(fy))
+    ax = fx - i0
+    ay = fy - j0
+    i1 = min(max(i0 + 1, 0), cw - 1)
+    j1 = min(max(j0 + 1, 0), ch - 1)
+    i0 = min(max(i0, 0), cw - 1)
+    j0 = min(max(j0, 0), ch - 1)
+    w00 = (1.0 - ax) * (1.0 - ay)
+    w01 = ax * (1.0 - ay)
+    w10 = (1.0 - ax) * ay
+    w11 = ax * ay
+    u = w00 * uvp[j0, i0, 0] + w01 * uvp[j0, i1, 0] + w10 * uvp[j1, i0, 0] + w11 * uvp[j1, i1, 0]
+    v = w00 * uvp[j0, i0, 1] + w01 * uvp[j0, i1, 1] + w10 * uvp[j1, i0, 1] + w11 * uvp[j1, i1, 1]
+    return float(yp[yy, xx]), u, v
 
 
 @njit(cache=True, inline="always")
@@ -128,7 +155,7 @@ def ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, prm, mask
                 out_cls[j, i] = 0.0
                 out_fg[j, i] = 0.0
                 continue
-            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
             by = bgy[yy, xx]
             f = fg_weight(y, u, v, by, bgu[yy, xx], bgv[yy, xx], prm)
             c = f * class_weight(y, u, v, ref, prm) if f > 0.0 else 0.0
@@ -313,7 +340,7 @@ def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
                 out_fg[j, i] = 0.0
                 out_band[j, i] = 0.0
                 continue
-            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
             f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
             out_fg[j, i] = f
             s = 128.0 / max(y, 12.0)
@@ -461,7 +488,7 @@ def coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, y0, x0, gh, gw, regio
                 out_cue[j, i] = 0.0
                 continue
             xx = x0 + i * stride
-            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
             f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
             out_fg[j, i] = f
             if f > 0.0:
@@ -535,7 +562,7 @@ def label_grid(fg, white, cue, gh, gw, thresh, labels, stack, stats, max_comp):
 
 
 @njit(cache=True)
-def sample_pairs(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, out_frame, out_bg):
+def sample_pairs(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, prm, out_frame, out_bg):
     """Frame and background (Y, U, V) on a sparse grid: rows for the photometric fit of the background."""
     H = bgy.shape[0]
     W = bgy.shape[1]
@@ -544,7 +571,7 @@ def sample_pairs(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, out_frame, out_bg):
         for xx in range(stride // 2, W, stride):
             if n >= out_frame.shape[0]:
                 return n
-            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
             out_frame[n, 0] = y
             out_frame[n, 1] = u
             out_frame[n, 2] = v
@@ -748,7 +775,7 @@ def rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, cx, cy, rho, step, prm, masks,
             n += 1
             if masked:
                 continue
-            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx)
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
             f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
             sw += f
             sx += f * dx

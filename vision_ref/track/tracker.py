@@ -60,6 +60,8 @@ def default_params() -> np.ndarray:
     p[K.P_LUM_RANGE] = 0.2
     p[K.P_BAND_LO] = 22.0
     p[K.P_BAND_HI] = 40.0
+    p[K.P_CHROMA_OX] = 0.5
+    p[K.P_CHROMA_OY] = 0.5
     return p
 
 
@@ -183,7 +185,8 @@ class Tracker:
         self.table = profile.table
         self.fps = float(fps)
         self.exposure_s = exposure_s
-        self.prm = default_params() if params is None else np.asarray(params, dtype=np.float64)
+        self.prm = default_params() if params is None else np.array(params, dtype=np.float64)
+        self.chroma_siting = (float(self.prm[K.P_CHROMA_OX]), float(self.prm[K.P_CHROMA_OY]))
         self.W, self.H = profile.image_size
         self.geo = Geometry(profile.camera, profile.table)
         self.mm_px = self.geo.mm_per_px
@@ -222,6 +225,7 @@ class Tracker:
         self._rows: list[tuple] = []
         self.coarse_runs = 0
         self._frame_count = 0
+        self._siting_known = False
 
     # ---- set-up -------------------------------------------------------------------------------
     def _refs(self, profile: CalibrationProfile) -> None:
@@ -284,7 +288,7 @@ class Tracker:
             # fit gain and offset per channel robustly on a sparse grid of the first frame
             fr = np.zeros((60000, 3))
             bg = np.zeros((60000, 3))
-            n = K.sample_pairs(mode, self._empty3, frame.y, frame.uv, bgy, bgu, bgv, 6, fr, bg)
+            n = K.sample_pairs(mode, self._empty3, frame.y, frame.uv, bgy, bgu, bgv, 6, self.prm, fr, bg)
             fr, bg = fr[:n], bg[:n]
             planes = [bgy, bgu, bgv]
             for c in range(3):
@@ -293,6 +297,46 @@ class Tracker:
             bgy, bgu, bgv = planes
         self._bg[mode] = (bgy, bgu, bgv)
         return self._bg[mode]
+
+    def _measure_chroma_siting(self, frame: Frame) -> tuple[float, float] | None:
+        """Where this source puts its chroma samples, measured on the white balls.
+
+        A white ball on the cloth is a symmetric blob in both planes: its centroid in the
+        luma plane (L, full-resolution pixels) and in the chroma plane (c, chroma samples)
+        give the siting directly, whatever filter the source used: L = 2c + offset.
+        Sources differ (a Pi ISP, an H.264 decoder, OpenCV's I420), and half a pixel is
+        a millimetre at 1456x1088.
+        """
+        bgy, bgu, bgv = self._bg[K.MODE_YUV]
+        offs = []
+        for b in self.balls[1:]:
+            if not b.found:
+                continue
+            x, y = b.meas
+            r = b.radius + 4.0
+            x0, x1 = int(max(x - r, 0)) & ~1, int(min(x + r, self.W - 2)) | 1
+            y0, y1 = int(max(y - r, 0)) & ~1, int(min(y + r, self.H - 2)) | 1
+            lum = frame.y[y0:y1 + 1, x0:x1 + 1].astype(np.float64) - bgy[y0:y1 + 1, x0:x1 + 1]
+            wl = np.clip((lum - 10.0) / 30.0, 0.0, 1.0)
+            if wl.sum() < 20:
+                continue
+            jj, ii = np.mgrid[y0:y1 + 1, x0:x1 + 1]
+            lx, ly = (wl * ii).sum() / wl.sum(), (wl * jj).sum() / wl.sum()
+            cy0, cx0 = y0 // 2, x0 // 2
+            uv = frame.uv[cy0:(y1 + 1) // 2, cx0:(x1 + 1) // 2].astype(np.float64)
+            cloth = np.median(np.concatenate([uv[0], uv[-1], uv[:, 0], uv[:, -1]]), axis=0)
+            wc = np.clip((np.hypot(*(uv - cloth).transpose(2, 0, 1)) - 8.0) / 20.0, 0.0, 1.0)
+            if wc.sum() < 5:
+                continue
+            cj, ci = np.mgrid[cy0:cy0 + uv.shape[0], cx0:cx0 + uv.shape[1]]
+            cx, cy = (wc * ci).sum() / wc.sum(), (wc * cj).sum() / wc.sum()
+            offs.append((lx - 2.0 * cx, ly - 2.0 * cy))
+        if not offs:
+            return None
+        ox, oy = np.mean(offs, axis=0)
+        if not (-1.5 < ox < 2.5 and -1.5 < oy < 2.5):
+            return None
+        return float(ox), float(oy)
 
     # ---- per frame -----------------------------------------------------------------------------
     def mark_dropped(self, frame_index: int) -> None:
@@ -336,6 +380,16 @@ class Tracker:
         self._frame_count += 1
         self._n_masks = 0
         self._track_balls(dt)
+        if mode == K.MODE_YUV and not self._siting_known:
+            siting = self._measure_chroma_siting(frame)
+            if siting is not None:
+                self._siting_known = True
+                self.chroma_siting = siting
+                self.prm[K.P_CHROMA_OX], self.prm[K.P_CHROMA_OY] = siting
+                for b in self.balls:  # measured with the assumed siting: measure again
+                    b.found = False
+                self._n_masks = 0
+                self._track_balls(0.0)
         self._track_pins()
         obs = self._observations(frame)
         self.last_index = frame.index
