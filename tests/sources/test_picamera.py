@@ -242,3 +242,31 @@ def test_factory_opens_the_pi_through_the_adapter(picam):
     assert picam.Picamera2.instances[0].camera_num == 1 and src.fps == 120.0
     d = src.describe()
     assert d["model"] == "imx708" and d["exposure_lock"]["exposure_us"] == 1000 and d["sensor_mode"]["size"] == [1536, 864]
+
+
+def _load_selftest():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "hardware" / "selftest.py"
+    spec = importlib.util.spec_from_file_location("vr_selftest", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_hardware_selftest_reports_and_locks_into_the_profile(picam, tmp_path, monkeypatch, capsys):
+    from vision_ref.calibrate.profile import CalibrationProfile
+    from vision_ref.calibrate.truth import profile_from_camera
+    from vision_ref.camera import CameraModel
+
+    prof = tmp_path / "p.json"
+    profile_from_camera(CameraModel.overhead(364, 272)).save(prof)
+    picam.reset("imx296", timestamps=_ts(200000, 60, drop={45}))
+    selftest = _load_selftest()
+    monkeypatch.setattr(sys, "argv", ["selftest", "--seconds", "0.3", "--lock-into", str(prof)])
+    rc = selftest.main()
+    out = capsys.readouterr().out
+    assert "dropped: 1 in 1 gap(s)" in out and "-> held" in out
+    assert rc == 1  # one drop is more than --max-drops 0
+    assert CalibrationProfile.load(prof).extra["camera_controls"]["exposure_us"] == 2000
