@@ -136,7 +136,15 @@ def _ball_blobs(frame: np.ndarray, cam: CameraModel, table: TableSpec, cloth: C.
     cv2.fillPoly(m, [np.round(poly).astype(np.int32)], 1)
     inside = m > 0
     d2 = C.colour_distance2(cloth, lab.reshape(-1, 3)).reshape(H, W)
-    fg = ((d2 > 60.0) & inside).astype(np.uint8)
+    # against the local cloth shade too: on a grey cloth under one lamp the cloth's global spread
+    # of lightness is as large as a white ball's difference from it
+    r_px = C.ball_radius_px(cam, (0.0, 0.0), table)
+    k = int(2 * round(2.5 * r_px * 0.5) + 1)
+    L = lab[:, :, 0]
+    L_small = cv2.resize(L, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    L_local = cv2.resize(cv2.medianBlur(L_small, max(k, 3)), (W, H), interpolation=cv2.INTER_LINEAR)
+    local = np.abs(L.astype(np.int16) - L_local.astype(np.int16)) > 28
+    fg = (((d2 > 60.0) | local) & inside).astype(np.uint8)
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     n, labels, stats, cents = cv2.connectedComponentsWithStats(fg, connectivity=8)
     out = []

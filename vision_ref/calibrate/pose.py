@@ -249,6 +249,7 @@ def fit_pose(
     point_weight: float = 3.0,
     initial: CameraModel | None = None,
     focal_prior_sigma: float = 0.35,
+    dist_prior_sigma: tuple[float, float] = (0.15, 0.05),
 ) -> PoseFit:
     """Camera from the nose edges (+ optional point features). ``edges``: cushion id -> (N,2) pixels."""
     edge = edge or NoseEdge.for_table(table)
@@ -287,6 +288,11 @@ def fit_pose(
         if model.fit_intrinsics:
             # weak prior: four lines at one height leave focal length vs. camera height free
             r.append(np.array([(x[6] - f_prior) / focal_prior_sigma]))
+            # weak priors towards a low-distortion lens: compressed or low-resolution edges
+            # otherwise buy a better fit with a wild k1/k2 that maps the cloth worse
+            r.append(np.array([x[7] / dist_prior_sigma[0]]))
+            if model.fit_k2:
+                r.append(np.array([x[8] / dist_prior_sigma[1]]))
         return np.concatenate(r)
 
     # a first pass without k2 (better conditioned), then the full model
