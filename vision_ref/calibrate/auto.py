@@ -351,14 +351,20 @@ def first_still_frames(frames, n: int = 8, max_scan: int = 600, still_level: flo
 
 def calibrate_from_video(path, *, lens: CameraModel | None = None, table: TableSpec = DEFAULT_TABLE,
                          n_frames: int = 8, corners: list | None = None) -> tuple[CalibrationProfile, int]:
-    """Calibrate from the first still frames of a video: (profile, index of the first still frame used)."""
+    """Calibrate from the first still frames of a video: (profile, index of the first still frame used).
+
+    Without ``lens``, a ``NAME.lens.json`` next to ``NAME.mp4`` is used when present.
+    """
     from vision_ref.errors import VideoError
     from vision_ref.video import VideoReader
 
     path = Path(path)
-    lens = _as_lens(lens)
     if not path.exists():
         raise CalibrationError(f"video {path} does not exist")
+    sidecar = path.with_suffix(".lens.json")
+    if lens is None and sidecar.exists():
+        lens = sidecar  # the camera's lens calibration kept next to its footage
+    lens = _as_lens(lens)
     reader = VideoReader(path, mode="bgr", strict=False)
     try:
         start, frames = first_still_frames(iter(reader), n=n_frames)
