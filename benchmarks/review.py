@@ -231,7 +231,8 @@ def main(argv=None) -> int:
                     row["flagged_unreviewed"] = True
                 row.update(name=name, fps=fps, frames=n_frames, video_s=n_frames / fps, decode_s=dec_s,
                            review_s=rev_s, shots_found=len(records), pipeline_error=err,
-                           notes=list(res.notes) if err is None else [])
+                           notes=list(res.notes) if err is None else [],
+                           timings=dict(res.timings) if err is None else {})
                 # the same shot from perfect tracks: separates tracking losses from inference losses
                 ideal = ideal_records(shot, fps)
                 row["ideal"] = compare_shot(ideal[0] if len(ideal) == 1 else None, truth, shot)
@@ -267,7 +268,9 @@ def main(argv=None) -> int:
     i_dt = [d * r["fps"] for r in rows for d in r["ideal"]["dt"]]
     print(f"from perfect tracks (same shots, no tracker): contact order exact {i_order}/{n}, median error "
           f"{statistics.median(i_dt) if i_dt else math.nan:.3f} frame, calls agree {i_agree}/{n}, silent wrong {i_silent}")
-    print(f"speed: review {rev:.1f} s, decode only {dec:.1f} s (ratio {rev / max(dec, 1e-9):.2f}), "
+    stage = {k: sum(r["timings"].get(k, 0.0) for r in rows) for k in ("track_s", "infer_s", "write_s")}
+    print(f"speed: review {rev:.1f} s (decode+track {stage['track_s']:.1f}, segment+infer+adjudicate "
+          f"{stage['infer_s']:.1f}, outputs {stage['write_s']:.1f}), decode only {dec:.1f} s (ratio {rev / max(dec, 1e-9):.2f}), "
           f"{rev / max(vid, 1e-9):.3f} s per s of video (decode {dec / max(vid, 1e-9):.3f}); rendering {render_s:.0f} s; "
           f"wall {time.perf_counter() - t_start:.0f} s")
     if args.json:

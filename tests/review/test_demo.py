@@ -23,9 +23,13 @@ def test_sample_and_profile_lookup(tmp_path, monkeypatch):
     beside = home / "sample_videos" / f"{demo.DEFAULT_SAMPLE}.profile.json"
     beside.write_text("{}")
     assert demo.find_profile(main) == beside
+    shared = home / "calibration" / demo.SAMPLE_PROFILE
+    shared.write_text("{}")
+    assert demo.find_profile(main) == shared  # the bundled samples' profile wins over one beside the video
+    assert demo.find_profile(tmp_path / "elsewhere" / "x.mp4") is None  # ... but only for the samples
     prof = home / "calibration" / f"{demo.DEFAULT_SAMPLE}.json"
     prof.write_text("{}")
-    assert demo.find_profile(main) == prof  # calibration/ wins
+    assert demo.find_profile(main) == prof  # a profile named for the video wins
 
 
 def test_demo_on_a_given_video_prints_the_report_path(tmp_path, capsys, clip):

@@ -15,6 +15,7 @@ from pathlib import Path
 from vision_ref.errors import VideoError
 
 DEFAULT_SAMPLE = "demo_match"
+SAMPLE_PROFILE = "sample_profile.json"  # calibration/make_sample_profile.py writes it
 
 
 def repo_root() -> Path:
@@ -53,11 +54,14 @@ def find_sample_video() -> Path:
 
 def find_profile(video: Path) -> Path | None:
     """The calibration profile made for the sample: ``calibration/<stem>.json`` (or
-    ``<stem>.profile.json``), else ``<stem>.profile.json`` beside the video; None when
-    there is none (the demo then calibrates from the video itself)."""
-    names = (f"{video.stem}.json", f"{video.stem}.profile.json")
-    for d in _search_dirs("calibration"):
-        for n in names:
+    ``<stem>.profile.json``), for a bundled sample ``calibration/sample_profile.json``,
+    else ``<stem>.profile.json`` beside the video; None when there is none (the demo
+    then calibrates from the video itself)."""
+    names = [f"{video.stem}.json", f"{video.stem}.profile.json"]
+    if video.parent.name == "sample_videos":
+        names.append(SAMPLE_PROFILE)  # one profile for every bundled sample (the same camera)
+    for n in names:
+        for d in _search_dirs("calibration"):
             if (d / n).is_file():
                 return d / n
     beside = video.with_name(f"{video.stem}.profile.json")

@@ -122,6 +122,21 @@ class Progress:
 # ---- output directory -------------------------------------------------------------
 
 
+def _check_out_dir(out_dir) -> Path:
+    """Refuse an output directory that cannot be made, before any work (nothing is created)."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"output {out} exists and is not a directory")
+    parent = out
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OutputError(f"cannot write into output directory {out}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write into output directory {out}: {parent} is not writable")
+    return out
+
+
 def _prepare_out_dir(out_dir) -> Path:
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -194,12 +209,14 @@ def _check_fit(profile, frame_bgr, where: str) -> str | None:
     return None
 
 
-def _first_frame_bgr(path) -> np.ndarray:
-    from vision_ref.video import VideoReader
+def _bgr_of(frame) -> np.ndarray:
+    import cv2
 
-    for frame in VideoReader(path, mode="bgr", strict=False):
-        return frame.bgr  # leaving the loop stops the decoder
-    raise VideoError(f"{path}: no frame could be decoded")
+    if frame.bgr is not None:
+        return frame.bgr
+    h, w = frame.shape
+    nv12 = np.concatenate([frame.y, frame.uv.reshape(h // 2, w)], axis=0)
+    return cv2.cvtColor(nv12, cv2.COLOR_YUV2BGR_NV12)
 
 
 def strike_time(record: dict, tracks, window) -> float:
@@ -370,10 +387,7 @@ def review_video(
     notes: list[str] = []
     if profile is not None:
         profile.check_frame_size(reader.width, reader.height)
-        note = _check_fit(profile, _first_frame_bgr(path), str(path))
-        if note:
-            notes.append(note)
-    out = _prepare_out_dir(out_dir)
+    _check_out_dir(out_dir)  # created only once there is something to write
 
     from vision_ref.sources.base import DropDetector
     from vision_ref.track.tracker import Tracker
@@ -395,10 +409,16 @@ def review_video(
     sensor_index: list[int] = []  # file frame number -> sensor frame index
     bar = Progress("tracking", reader.expected_frames, progress)
     n_dropped = 0
+    check_fit = calibration is not None  # a given profile is checked against the first frame
     from vision_ref.messages import Frame
 
     try:
         for frame in reader:
+            if check_fit:
+                note = _check_fit(profile, _bgr_of(frame), str(path))
+                if note:
+                    notes.append(note)
+                check_fit = False
             idx = frame.index
             if drops is not None:
                 idx, gap = drops.observe(frame.timestamp_ns)
@@ -423,6 +443,8 @@ def review_video(
         notes.append(f"{_n(n_dropped, 'frame')} missing from the recording (timestamp gaps); treated as gaps, not interpolated")
     if reader.timestamp_note:
         notes.append(reader.timestamp_note)
+
+    out = _prepare_out_dir(out_dir)
 
     # ---- shots ----------------------------------------------------------------------
     t0 = time.perf_counter()
