@@ -81,7 +81,7 @@ def run(args) -> int:
     for name, shot in shots:
         for fps in args.fps:
             rephase(shot, rng, fps)
-            truth = onset_truth(shot.truth_record(fps), shot)
+            truth = onset_truth(shot.truth_record(fps), shot, fps)
             n_frames = int(math.floor(shot.duration * fps)) + 1
             dropped = []
             if rng.random() < 0.08:
@@ -109,11 +109,12 @@ def run(args) -> int:
     def summarise(sel, conf):
         n = len(sel)
         order = sum(compare(with_confidence(r["rec"], conf), r["truth"]).order_ok for r in sel)
-        errs, right, confident, tp, fp, fn, wrong = [], 0, 0, 0, 0, 0, []
+        errs, right, confident, tp, fp, fn, wrong, root_right = [], 0, 0, 0, 0, 0, [], 0
         for r in sel:
             c = compare(with_confidence(r["rec"], conf), r["truth"])
             errs += [e * r["fps"] for e in c.time_errors]  # in frames
             right += c.pins_right
+            root_right += c.pins_root_right
             confident += c.pins_confident
             tp, fp, fn = tp + c.doubt_tp, fp + c.doubt_fp, fn + c.doubt_fn
             wrong += [f"{r['name']}@{r['fps']} {w}" for w in c.pins_wrong]
@@ -122,6 +123,7 @@ def run(args) -> int:
             "median_frames": statistics.median(errs) if errs else float("nan"),
             "p90_frames": float(np.percentile(errs, 90)) if errs else float("nan"),
             "attribution": right / confident if confident else float("nan"), "confident": confident,
+            "root_attribution": root_right / confident if confident else float("nan"),
             "doubt_precision": tp / (tp + fp) if tp + fp else float("nan"),
             "doubt_recall": tp / (tp + fn) if tp + fn else float("nan"),
             "doubts": tp + fp, "wrong": wrong,
@@ -167,10 +169,10 @@ def run(args) -> int:
         print(f"  order wrong {r['name']}@{r['fps']}{' (dropped frame)' if r['dropped'] else ''}: "
               f"missing {c.missing} extra {c.extra}")
     print("\nconfidence sweep (all frame rates):")
-    print(f"{'conf':>6} {'attrib':>8} {'wrong':>6} {'doubts':>7} {'dbt P':>6} {'dbt R':>6} {'order':>7}")
+    print(f"{'conf':>6} {'attrib':>8} {'root':>8} {'wrong':>6} {'doubts':>7} {'dbt P':>6} {'dbt R':>6} {'order':>7}")
     for conf in SWEEP:
         s = summarise(rows, conf)
-        print(f"{conf:>6} {s['attribution']:>8.2%} {len(s['wrong']):>6} {s['doubts']:>7} "
+        print(f"{conf:>6} {s['attribution']:>8.2%} {s['root_attribution']:>8.2%} {len(s['wrong']):>6} {s['doubts']:>7} "
               f"{s['doubt_precision']:>6.2f} {s['doubt_recall']:>6.2f} {s['order']:>7.1%}")
     s = summarise(rows, default)
     b = summarise_base(rows)
@@ -180,6 +182,7 @@ def run(args) -> int:
     print(f"events: shots={len(rows)} order={s['order']:.3f} baseline_order={b['order']:.3f} "
           f"median_dt_frames={s['median_frames']:.3f} baseline_median_dt_frames={b['median_frames']:.3f} "
           f"ratio={b['median_frames'] / s['median_frames']:.1f} attribution={s['attribution']:.4f} "
+          f"root_attribution={s['root_attribution']:.4f} "
           f"baseline_attribution={b['attribution']:.3f} wrong={len(s['wrong'])} "
           f"doubt_precision={s['doubt_precision']:.2f} doubt_recall={s['doubt_recall']:.2f} "
           f"confidence={default} failures={len(failures)}")

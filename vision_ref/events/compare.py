@@ -40,6 +40,7 @@ class Comparison:
     pins_confident: int = 0  # inferred as pin_hit (not doubt)
     pins_right: int = 0  # confident and the knocker equals the truth's
     pins_wrong: list[str] = field(default_factory=list)
+    pins_root_right: int = 0  # confident and the ball at the root of the chain is the truth's
     doubt_tp: int = 0
     doubt_fp: int = 0
     doubt_fn: int = 0
@@ -62,6 +63,7 @@ def compare(inferred: dict, truth: dict) -> Comparison:
             truth_events.append(h)
     truth_events.sort(key=lambda e: float(e["t"]))
     tru = keyed(truth_events)
+    truth_roots = _roots(truth_events)
     ki = [k for k, _ in inf]
     kt = [k for k, _ in tru]
     cmp = Comparison(order_ok=ki == kt)
@@ -99,11 +101,30 @@ def compare(inferred: dict, truth: dict) -> Comparison:
                 cmp.doubt_fn += 1
             if not inf_doubt:
                 cmp.pins_confident += 1
+                if ei.get("root", ei["by"]) == truth_roots.get(id(et), truth_by):
+                    cmp.pins_root_right += 1
                 if ei["by"] == truth_by:
                     cmp.pins_right += 1
                 else:
                     cmp.pins_wrong.append(f"{k[1]}: {ei['by']} (truth {truth_by})")
     return cmp
+
+
+def _roots(events: list[dict]) -> dict[int, str | None]:
+    """id(event) -> the ball at the root of each truth pin knock (RULES L5)."""
+    from vision_ref.rules.events import knock_of
+
+    conv = []
+    for e in events:
+        if e["type"] == "doubt" and "exact_by" in e:
+            conv.append({**e, "type": "pin_hit", "by": e["exact_by"]})
+        else:
+            conv.append(e)
+    out = {}
+    for j, (orig, e) in enumerate(zip(events, conv)):
+        if e["type"] == "pin_hit":
+            out[id(orig)] = knock_of(conv, e["pin"], at_index=j + 1).root
+    return out
 
 
 def with_confidence(record: dict, confidence: float) -> dict:
@@ -117,9 +138,10 @@ def with_confidence(record: dict, confidence: float) -> dict:
             continue
         p = e.get("p_root") or {}
         best = max(p, key=p.get) if p else None
-        if best is not None and p[best] >= confidence:
+        lone = len(p) == 1 and best is not None and p[best] >= 0.5
+        if best is not None and (p[best] >= confidence or lone):
             ne = {k: v for k, v in e.items() if k not in ("candidates", "reason")}
-            ne.update({"type": "pin_hit", "by": e["by_for_root"][best], "confidence": p[best]})
+            ne.update({"type": "pin_hit", "by": e["by_for_root"][best], "root": best, "confidence": p[best]})
         else:
             ne = {k: v for k, v in e.items() if k != "by"}
             ne["type"] = "doubt"
@@ -130,21 +152,32 @@ def with_confidence(record: dict, confidence: float) -> dict:
     return out
 
 
-def onset_truth(truth: dict, shot) -> dict:
+def onset_truth(truth: dict, shot, fps: float | None = None) -> dict:
     """The truth record without the pin hits a camera cannot see as such: a pin touched
     again while it is still moving (rocking, toppling, sliding) shows no new start of
-    motion. Those hits are kept in the extra list ``hidden_hits``."""
+    motion, and a lying pin nudged by less than a millimetre within a frame shows
+    none at all. Those hits are kept in the extra list ``hidden_hits``."""
     import numpy as np
 
     from vision_ref.messages import PinState
     from vision_ref.rules.table import PIN_IDS
 
+    fps = float(fps or truth.get("fps") or 60.0)
     events, hidden = [], []
     for e in truth["events"]:
         if e["type"] in ("pin_hit", "doubt"):
             k = PIN_IDS.index(e["pin"])
-            st = shot.pins.sample(np.array([float(e["t"]) - 1e-6]))["state"][0, k]
+            t = float(e["t"])
+            st = shot.pins.sample(np.array([t - 1e-6]))["state"][0, k]
             if int(st) == int(PinState.MOVING):
+                hidden.append(e)
+                continue
+            # frames after the hit: does the pin show any motion?
+            ts = t + (np.arange(1, 19) / fps)
+            smp = shot.pins.sample(np.concatenate([[t - 1e-6], ts]))
+            moving = np.any(smp["state"][1:, k] == int(PinState.MOVING))
+            moved = np.max(np.hypot(*(smp["xy"][1:, k] - smp["xy"][0, k]).T)) >= 2.0
+            if not (moving or moved):
                 hidden.append(e)
                 continue
         events.append(e)

@@ -1037,14 +1037,30 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                     balls.append(root)
         forced = gap and len(balls) > 1
         doubt = root_p < conf_needed or forced
+        weak = False
+        if doubt and not forced and len(balls) == 1 and root_p >= 0.5:
+            # every candidate leads to the same ball: which ball knocked it is not in
+            # doubt (F8 is about several balls), only how well the timing fits
+            doubt, weak = False, True
+        elif doubt and len(balls) == 1:
+            # the lone candidate fits worse than "something unseen": widen to every
+            # ball in motion then
+            for b in BALL_IDS:
+                r = ep.onset_row
+                if b not in balls and sh.moving[b][max(r - 1, 0)] | sh.moving[b][r]:
+                    balls.append(b)
         extra = {"p": p_rounded, "p_root": {k: round(v, 4) for k, v in root_post.items()},
                  "by_for_root": {r: max([c for c in post if (roots.get(c, []) if c in PIN_IDS else [c]) == [r]],
                                         key=post.get) for r in root_post}}
         if not doubt:
-            ev = {"t": t_hit, "type": "pin_hit", "pin": ep.pin, "by": best, "confidence": root_p,
+            ev = {"t": t_hit, "type": "pin_hit", "pin": ep.pin, "by": best, "root": best_root, "confidence": root_p,
                   "sigma": round(sc, 6), "frames": frames, "root_candidates": balls, **extra}
             if gap:
                 ev["gap"] = True
+            if weak:
+                ev["weak"] = True
+                warnings.append(f"pin {ep.pin}: knocked by {best} ({best_root}'s chain) but the timing fits "
+                                f"poorly (confidence {root_p:.2f})")
             events.append(ev)
             roots[ep.pin] = [best_root]
         else:
