@@ -58,3 +58,26 @@ def test_live_stream_at_60fps_decides_like_review(tmp_path, two_shot_clip, capsy
     assert list(read_timestamps(seg[0])) == list(read_timestamps(video))
     shots = log.active_shots(1)
     assert shots[0]["frames"]["video"] == str(seg[0])
+
+
+def test_a_moved_camera_pauses_the_match_and_decides_nothing(tmp_path, two_shot_clip, capsys):
+    """The profile of a camera 40 mm off from where the footage was taken: the health
+    check refuses it before the first shot, so nothing is decided (never a wrong call)."""
+    from vision_ref.calibrate.truth import profile_from_camera
+    from vision_ref.camera import CameraModel
+
+    video, _ = two_shot_clip
+    moved = tmp_path / "moved.json"
+    profile_from_camera(CameraModel.overhead(546, 408, offset_mm=(40.0, 0.0))).save(moved)
+    db = tmp_path / "m.sqlite"
+    rc = main(["live", "--source", str(video), "--calibration", str(moved), "--board", "lines",
+               "--db", str(db), "--no-record", "--commands", os.devnull])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "DECISION " not in out
+    assert "calibration no longer fits the picture" in out
+    log = MatchLog(db)
+    assert log.active_shots(1) == []
+    kinds = [i["kind"] for i in log.incidents(1)]
+    assert kinds[0] == "pause_calibration" and "resume_calibration" not in kinds
+    assert "camera has moved" in log.incidents(1)[0]["message"]

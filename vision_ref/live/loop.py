@@ -107,6 +107,10 @@ class LiveReferee:
         self._fps_window: list[float] = []
         self.buffer: FrameBuffer | None = None
         self._capture: threading.Thread | None = None
+        self._health_verified = health is None
+        if health is not None:
+            # nothing is decided before the calibration has been seen to fit the picture once
+            self.paused["calibration"] = "checking the calibration against the picture"
 
     # ---- public ----------------------------------------------------------------------------
     def command(self, line: str) -> None:
@@ -303,12 +307,16 @@ class LiveReferee:
         if ok:
             self._health_bad = 0
             self._health_good += 1
-            if "calibration" in self.paused and self._health_good >= self.config.health_recoveries:
+            if "calibration" in self.paused and (self._health_good >= self.config.health_recoveries
+                                                 or not self._health_verified):
                 self._unpause("calibration")
+            self._health_verified = True
         else:
             self._health_good = 0
             self._health_bad += 1
-            if "calibration" not in self.paused and self._health_bad >= self.config.health_failures:
+            failing = self._health_bad >= self.config.health_failures or not self._health_verified
+            if failing and not self.paused.get("calibration", "").startswith("calibration no longer fits"):
+                self.paused.pop("calibration", None)
                 self._pause("calibration", f"calibration no longer fits the picture ({reason}): "
                                            "check the camera and the lights, or recalibrate")
 
