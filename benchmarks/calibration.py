@@ -125,6 +125,14 @@ def identities(prof, frame, cam_true, case) -> dict:
     return {"balls_placed": ok_place, "cue_by_colour": bool(ok_colour), "pins_standing": pins_ok, "king_by_colour": bool(king_ok)}
 
 
+def h264_roundtrip(frames, path: Path) -> list[np.ndarray]:
+    """The frames as the sample videos carry them: H.264 at crf 26, decoded again."""
+    from vision_ref.video import VideoReader, write_video
+
+    write_video(path, frames * 3, fps=60.0, crf=26)
+    return [f.bgr for f in VideoReader(path)][: len(frames) * 3]
+
+
 def baseline_quad4(frame):
     """The common approach: the cloth region's four corners -> playing-area corners, a plain homography."""
     coarse = find_cloth_region(frame)
@@ -170,9 +178,11 @@ def run_rendered(quick: bool, size, out: Path) -> list[dict]:
         lens, lens_rms = lens_for(cam, lens_cache, case["lens_key"])
         row = {"case": case["name"], "cloth": case["cloth"], "cue": case["cue"], "lamps": case["lamps"],
                "tilt": round(case["camera"]["tilt_deg"], 1), "k1": case["lens_key"][0], "lens_rms_px": round(lens_rms, 3)}
-        for mode, lens_arg in (("lens", lens), ("nolens", None)):
+        h264 = h264_roundtrip(frames, out / f"{case['name']}.mp4")
+        for mode, lens_arg, frs in (("lens", lens, frames), ("nolens", None, frames), ("lens_h264", lens, h264),
+                                    ("nolens_h264", None, h264)):
             try:
-                prof = calibrate_from_frames(frames, lens=lens_arg, source=case["name"])
+                prof = calibrate_from_frames(frs, lens=lens_arg, source=case["name"])
             except CalibrationError as exc:
                 row[mode] = {"error": str(exc)}
                 continue
@@ -256,19 +266,19 @@ def main(argv=None) -> int:
         return [r[mode][key] for r in rows if key in r.get(mode, {})]
 
     summ = {}
-    for mode in ("lens", "nolens", "quad4", "corner4"):
+    for mode in ("lens", "nolens", "lens_h264", "nolens_h264", "quad4", "corner4"):
         med, worst = collect(mode, "median_mm"), collect(mode, "worst_mm")
         if med:
             summ[mode] = (float(np.median(med)), float(np.max(worst)))
     ids = all(r[m].get(k, False) for r in rows for m in ("lens", "nolens") if "error" not in r[m]
               for k in ("balls_placed", "cue_by_colour", "pins_standing"))
     king = sum(bool(r[m].get("king_by_colour")) for r in rows for m in ("lens",) if "error" not in r[m])
-    fails = sum(1 for r in rows for m in ("lens", "nolens") if "error" in r[m])
+    fails = sum(1 for r in rows for m in ("lens", "nolens", "lens_h264", "nolens_h264") if "error" in r[m])
     lines = collect("lens", "line_px")
     print()
-    print(f"{'method':8s} {'median mm':>10s} {'worst mm':>9s}   (z=0 cloth grid, {len(rows)} cases at {size[0]}x{size[1]})")
+    print(f"{'method':12s} {'median mm':>10s} {'worst mm':>9s}   (z=0 cloth grid, {len(rows)} cases at {size[0]}x{size[1]})")
     for mode, (m, w) in summ.items():
-        print(f"{mode:8s} {m:10.3f} {w:9.3f}")
+        print(f"{mode:12s} {m:10.3f} {w:9.3f}")
     if "lens" in summ and "quad4" in summ:
         print(f"ratio quad4/lens median: {summ['quad4'][0] / max(summ['lens'][0], 1e-9):.1f}x, "
               f"corner4/lens: {summ['corner4'][0] / max(summ['lens'][0], 1e-9):.1f}x")
@@ -278,6 +288,8 @@ def main(argv=None) -> int:
     print(f"calibration: cases={len(rows)} size={size[0]}x{size[1]} "
           f"lens_median_mm={summ.get('lens', (np.nan,))[0]:.3f} lens_worst_mm={summ.get('lens', (0, np.nan))[1]:.3f} "
           f"nolens_median_mm={summ.get('nolens', (np.nan,))[0]:.3f} nolens_worst_mm={summ.get('nolens', (0, np.nan))[1]:.3f} "
+          f"h264_lens_median_mm={summ.get('lens_h264', (np.nan,))[0]:.3f} h264_lens_worst_mm={summ.get('lens_h264', (0, np.nan))[1]:.3f} "
+          f"h264_nolens_median_mm={summ.get('nolens_h264', (np.nan,))[0]:.3f} "
           f"line_px_worst={max(lines) if lines else float('nan'):.3f} identities_ok={ids} king_by_colour={king}/{len(rows)} "
           f"failures={fails} quad4_median_mm={summ.get('quad4', (np.nan,))[0]:.2f} "
           f"corner4_median_mm={summ.get('corner4', (np.nan,))[0]:.2f} real_ok={sum('error' not in r for r in real)}/{len(real)} "

@@ -411,11 +411,22 @@ def _nose_track(s, prof, ts, origins, nrm, cushion_px, rng_seed: int = 0):
     return pts, ok_t, steps
 
 
-def _robust_quadratic(t: np.ndarray, e: np.ndarray, tol: float, iters: int = 6) -> tuple[np.ndarray, np.ndarray]:
-    """Fit e ~ quadratic(t) robustly (median start, then trimmed refits); returns (coef, inlier mask)."""
-    keep = np.ones(len(t), bool)
-    # start from a straight line through the medians of the halves (robust to a run of outliers)
+def _robust_quadratic(t: np.ndarray, e: np.ndarray, tol: float, iters: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """Fit e ~ quadratic(t) robustly; returns (coef in normalised t, inlier mask).
+
+    Starts from the line through the medians of the two halves (a run of outliers, a
+    ball or a bright patch along a stretch of cushion, cannot pull it), then trimmed
+    refits; the inlier scale comes from the inliers only.
+    """
     tn = (t - t.mean()) / max(t.std(), 1e-9)
+    lo, hi = tn < np.median(tn), tn >= np.median(tn)
+    if lo.sum() >= 2 and hi.sum() >= 2:
+        x1, y1, x2, y2 = np.median(tn[lo]), np.median(e[lo]), np.median(tn[hi]), np.median(e[hi])
+        slope = (y2 - y1) / max(x2 - x1, 1e-9)
+        r = e - (y1 + slope * (tn - x1))
+        keep = np.abs(r - np.median(r)) < 4 * tol
+    else:
+        keep = np.ones(len(t), bool)
     for it in range(iters):
         deg = 1 if it < 2 else 2
         if keep.sum() < deg + 3:
@@ -423,7 +434,7 @@ def _robust_quadratic(t: np.ndarray, e: np.ndarray, tol: float, iters: int = 6) 
         coef = np.polyfit(tn[keep], e[keep], deg)
         r = e - np.polyval(coef, tn)
         sig = max(1.4826 * float(np.median(np.abs(r[keep]))), 0.05)
-        new = np.abs(r) < max(tol if it >= 2 else 4 * tol, 3.0 * sig)
+        new = np.abs(r) < (max(2 * tol, 3.0 * sig) if it < 2 else min(max(tol, 3.0 * sig), 2 * tol))
         if it >= 2 and np.array_equal(new, keep):
             break
         keep = new
