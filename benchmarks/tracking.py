@@ -10,6 +10,7 @@ rendering costs ~0.4 s per frame at 1456x1088, so it is done once and reused.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import sys
@@ -153,7 +154,7 @@ class HoughBaseline:
         return out
 
 
-def run_clip(name: str, cache: Path, max_frames: int | None, modes: tuple[str, ...]) -> dict:
+def run_clip(name: str, cache: Path, max_frames: int | None, modes: tuple[str, ...], repeat: int = 2) -> dict:
     import cv2
 
     from vision_ref.calibrate.truth import profile_from_camera
@@ -185,32 +186,41 @@ def run_clip(name: str, cache: Path, max_frames: int | None, modes: tuple[str, .
         timed = 0
 
         def process(chunk):
-            # each method runs over the whole chunk in its own loop: same frames, same caches, no
-            # decoder competing inside the timed region
-            nonlocal t_track, t_hough, t_cvt, timed, base
-            t0 = time.perf_counter()
-            obs = [tracker.update(f) for f in chunk]
-            t1 = time.perf_counter()
-            if mode == "bgr":
-                if base is None:
-                    base = HoughBaseline(tracker.geo, tracker.geo.ball_px(ta["ball_xy"][0]),
-                                         tracker.geo.ball_radius_px(camera.width / 2, camera.height / 2))
-                for f in chunk:
-                    hough_xy[f.index] = base.update(f.bgr)
-                t2 = time.perf_counter()
-                for f in chunk:
-                    cv2.cvtColor(f.bgr, cv2.COLOR_BGR2YUV)
-                t3 = time.perf_counter()
-            else:
-                nv12 = [np.concatenate([f.y.ravel(), f.uv.ravel()]).reshape(-1, f.y.shape[1]) for f in chunk]
-                t2 = time.perf_counter()
-                for img in nv12:
-                    cv2.cvtColor(img, cv2.COLOR_YUV2BGR_NV12)
-                t3 = time.perf_counter()
+            # Each method runs over the whole chunk in its own loop (same frames, no decoder
+            # inside the timed region), `repeat` times from the same state; the best time
+            # of each counts, which keeps the ratios honest on a machine shared with others.
+            nonlocal t_track, t_hough, t_cvt, timed, base, tracker
+            best = [math.inf, math.inf, math.inf]
+            snapshot = copy.deepcopy(tracker)
+            if mode == "bgr" and base is None:
+                base = HoughBaseline(tracker.geo, tracker.geo.ball_px(ta["ball_xy"][0]),
+                                     tracker.geo.ball_radius_px(camera.width / 2, camera.height / 2))
+            base_snapshot = copy.deepcopy(base)
+            nv12 = None if mode == "bgr" else [np.concatenate([f.y.ravel(), f.uv.ravel()]).reshape(-1, f.y.shape[1])
+                                               for f in chunk]
+            for rep in range(repeat):
+                tracker = copy.deepcopy(snapshot)
+                t0 = time.perf_counter()
+                obs = [tracker.update(f) for f in chunk]
+                t1 = time.perf_counter()
+                if mode == "bgr":
+                    base = copy.deepcopy(base_snapshot)
+                    for f in chunk:
+                        hough_xy[f.index] = base.update(f.bgr)
+                    t2 = time.perf_counter()
+                    for f in chunk:
+                        cv2.cvtColor(f.bgr, cv2.COLOR_BGR2YUV)
+                    t3 = time.perf_counter()
+                else:
+                    t2 = time.perf_counter()
+                    for img in nv12:
+                        cv2.cvtColor(img, cv2.COLOR_YUV2BGR_NV12)
+                    t3 = time.perf_counter()
+                best = [min(best[0], t1 - t0), min(best[1], t2 - t1), min(best[2], t3 - t2)]
             if chunk[0].index > 0:  # the first chunk compiles/fills caches and runs the full-table search
-                t_track += t1 - t0
-                t_hough += t2 - t1
-                t_cvt += t3 - t2
+                t_track += best[0]
+                t_hough += best[1]
+                t_cvt += best[2]
                 timed += len(chunk)
             for f, o in zip(chunk, obs):
                 i = f.index
@@ -307,7 +317,7 @@ def run_real(real_dir: Path, out_dir: Path, max_frames: int | None, overlay_ever
                 break
         sample = [f.bgr for f in frames[:: max(1, len(frames) // 25)]]
         profile = profile_from_footage(sample, pool, cloth, source=str(path))
-        det = Detector(profile, reader.fps)
+        det = Detector(profile, reader.fps, cloth_only=True)
         counts = []
         t0 = time.perf_counter()
         for f in frames:
@@ -316,7 +326,7 @@ def run_real(real_dir: Path, out_dir: Path, max_frames: int | None, overlay_ever
             if f.index % overlay_every == 0:
                 img = f.bgr.copy()
                 for d in dets:
-                    cv2.circle(img, (int(round(d.x * 4)), int(round(d.y * 4))), int(round(d.radius * 4)), (0, 255, 0), 1,
+                    cv2.circle(img, (int(round(d.x * 4)), int(round(d.y * 4))), int(round((d.radius + 3) * 4)), (0, 255, 0), 3,
                                cv2.LINE_AA, 2)
                 cv2.imwrite(str(out_dir / f"{name}_{f.index:04d}.png"), img)
         dt = time.perf_counter() - t0
@@ -333,13 +343,14 @@ def main(argv=None) -> int:
     ap.add_argument("--real", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "real")
     ap.add_argument("--overlays", type=Path, default=Path("/tmp/vision_ref_tracking_overlays"))
     ap.add_argument("--json", type=Path, help="write all figures here")
+    ap.add_argument("--repeat", type=int, default=2, help="timing repeats per chunk (the best counts)")
     args = ap.parse_args(argv)
     clips = ["pins", "fast"] if args.quick else ["pins", "fast", "cue"]
     max_frames = 120 if args.quick else None
     modes = ("bgr",) if args.quick else ("bgr", "yuv")
     report: dict = {"clips": {}}
     for name in clips:
-        r = run_clip(name, args.cache, max_frames, modes)
+        r = run_clip(name, args.cache, max_frames, modes, args.repeat)
         report["clips"][name] = r
         for mode in modes:
             m = r[mode]

@@ -110,9 +110,12 @@ def fg_weight(y, u, v, by, bu, bv, prm):
     k = (y + 4.0) / (by + 4.0)
     ru = (u - 128.0) - k * (bu - 128.0)
     rv = (v - 128.0) - k * (bv - 128.0)
-    res = math.sqrt(ru * ru + rv * rv)
-    if y > by:
-        res += prm[P_BRIGHT] * (y - by)
+    bright = prm[P_BRIGHT] * (y - by) if y > by else 0.0
+    lo = prm[P_FG_LO] - bright
+    r2 = ru * ru + rv * rv
+    if lo > 0.0 and r2 <= lo * lo:  # plain cloth (most pixels): no square root needed
+        return 0.0
+    res = math.sqrt(r2) + bright
     return _clip01((res - prm[P_FG_LO]) / (prm[P_FG_HI] - prm[P_FG_LO]))
 
 
@@ -343,6 +346,9 @@ def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
             f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
             out_fg[j, i] = f
+            if f == 0.0:
+                out_band[j, i] = 0.0
+                continue
             s = 128.0 / max(y, 12.0)
             nu = (u - 128.0) * s
             nv = (v - 128.0) * s

@@ -398,30 +398,47 @@ class Tracker:
 
     # ---- balls --------------------------------------------------------------------------------
     def _gate(self, b: _Ball, dt: float) -> float:
-        """Search radius (px) around the prediction."""
+        """Search radius (px) around the prediction.
+
+        Rolling freely a ball keeps to its constant-velocity prediction (friction takes
+        a few px per frame at most); only a cushion, another ball or a pin can turn it,
+        so the gate opens to a full frame's travel only near those.
+        """
         vx, vy = b.vel
         speed = math.hypot(vx, vy) * dt  # px this frame
-        sig = math.sqrt(max(b.kx.pxx, b.ky.pxx))
-        g = 3.0 + 3.0 * sig + 0.9 * speed
+        base = 3.0 + 3.0 * math.sqrt(max(b.kx.pxx, b.ky.pxx))
         if b.state == BallState.AT_REST:
-            g = 3.0 + 3.0 * sig
+            g = base
             if b.probe_failed:  # something changed there: it may have been struck
                 g = max(g, 12000.0 * dt / self.mm_px)
         elif b.just_started > 0:
             # struck: it may leave at up to ~12 m/s within the very next frame
-            g = max(g, 12000.0 * dt / self.mm_px)
-        # a moving ball nearby may hit this one: it can leave at the other's speed
+            g = max(base + speed, 12000.0 * dt / self.mm_px)
+        else:
+            g = base + 0.3 * speed
+            t = self.table
+            mx, my = self.geo.ball_point(*b.pos)
+            reach = t.ball_radius + 1.5 * speed * self.mm_px + 5.0
+            if abs(mx) > t.half_length - reach or abs(my) > t.half_width - reach:
+                g = base + 1.1 * speed
+            else:
+                for p in self.pins:
+                    if not math.isnan(p.cx) and math.hypot(p.cx - b.pos[0], p.cy - b.pos[1]) < (
+                            b.radius + self.pin_len_px[p.index] + 2.0 * speed):
+                        g = max(g, base + 0.6 * speed)
+                        break
+        # another ball near enough to touch this one by the next frame: either can be turned
         px, py = b.pos
         for o in self.balls:
             if o is b or not o.known:
                 continue
             ovx, ovy = o.vel
             ospeed = math.hypot(ovx, ovy) * dt
-            if ospeed < 0.5:
+            if ospeed < 0.5 and speed < 0.5:
                 continue
             ox, oy = o.pos
-            if math.hypot(ox - px, oy - py) < 2.2 * b.radius + 2.0 * ospeed:
-                g = max(g, 4.0 + 1.1 * ospeed)
+            if math.hypot(ox - px, oy - py) < 2.2 * b.radius + 2.0 * (ospeed + speed):
+                g = max(g, 4.0 + 1.1 * max(ospeed, speed))
         return min(g, 0.5 * MAX_WIN - 40.0)
 
     def _window(self, cx: float, cy: float, half: float) -> tuple[int, int, int, int]:
@@ -886,7 +903,7 @@ class Tracker:
 
     def _pin_gate(self, p: _Pin) -> float:
         """Search radius (px) for a pin not confirmed in place; it grows while the pin is missing."""
-        g = self.pin_len_px[p.index] + 10.0 + 1.5 * math.hypot(p.vx, p.vy) + 6.0 * min(p.missing, 12)
+        g = self.pin_len_px[p.index] + 10.0 + 1.5 * math.hypot(p.vx, p.vy) + 4.0 * min(p.missing, 10)
         return min(g, 0.5 * MAX_WIN - 2.0)
 
     def _track_loose_pins(self, loose: list[_Pin], n_ball_masks: int) -> None:
@@ -895,6 +912,8 @@ class Tracker:
         stats = np.zeros((32, K.N_BLOB))
         for p in loose:
             k = p.index
+            if p.missing > 12 and (self._frame_count + k) % 6 and not self._pin_reachable(p):
+                continue  # long absent: looked for in turn (it comes back by hand, slowly)
             self._n_masks = n_ball_masks
             for o in self.pins:  # confirmed standing pins keep their own pixels
                 if o.tight and o is not p and o.state in (PinState.STANDING, PinState.RAIL_STANDING):
