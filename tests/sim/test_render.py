@@ -285,3 +285,15 @@ def test_frames_are_deterministic_and_show_the_balls(small):
         x, y = r.camera.project(ws.ball_xyz[0, k][None, :])[0]
         bg = r.background()[int(y), int(x)].astype(int)
         assert np.abs(a[int(y), int(x)].astype(int) - bg).sum() > 30  # a ball is there, not cloth
+
+
+def test_every_scenario_renders():
+    from vision_ref.sim.scenarios import list_scenarios
+
+    r = Renderer(CameraModel.overhead(160, 120), settings=RenderSettings(noise_sigma=0.0, fps=30.0))
+    for sc in list_scenarios():
+        shot = sc.simulate(0)
+        n = r.n_frames(shot)
+        for i in (0, int(shot.strike_time * 30) + 3, n // 2, n - 1):
+            img = r.render_frame(shot, i)
+            assert img.shape == (120, 160, 3) and img.dtype == np.uint8, sc.name
