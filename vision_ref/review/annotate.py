@@ -171,7 +171,7 @@ def write_annotated(
     *,
     progress: Callable[[int], None] | None = None,
     crf: int = 26,
-    preset: str = "veryfast",
+    preset: str = "superfast",  # ~1.5x the encoding speed of veryfast for a larger file: an annotated copy
 ) -> int:
     """Decode ``video_path`` again, draw on every frame, write H.264 to ``out_path``.
 

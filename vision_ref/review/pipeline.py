@@ -396,6 +396,8 @@ def review_video(
     if profile is None:
         from vision_ref.calibrate.auto import calibrate_from_video
 
+        if progress:
+            print("calibrating from the video's first still frames ...", file=sys.stderr, flush=True)
         profile, first_still = calibrate_from_video(path)
         profile.check_frame_size(reader.width, reader.height)
         notes.append(f"calibrated from the video's still frames (from frame {first_still})")
