@@ -101,3 +101,23 @@ def test_no_shot_is_played_after_the_game_is_over(three_shots):
     outcomes = adjudicate_tracks(tracks, m, table=DEFAULT_TABLE, notes=notes)
     assert len(outcomes) == 1 and m.game_over
     assert any("2 shots after the end of the game" in n for n in notes)
+
+
+def test_respotting_by_hand_is_shown_and_checked(three_shots, tmp_path):
+    from vision_ref.events.synthetic import tracks_from_truth
+    from vision_ref.review.pipeline import write_outputs
+
+    parts = [tracks_from_truth(s, FPS, noise_mm=0.3, seed=i, exposure_s=0.004) for i, s in enumerate(three_shots)]
+    tracks = _concat(parts, FPS)
+    m = Match(["Ann", "Bob"], first="Ann")
+    outcomes = adjudicate_tracks(tracks, m, table=DEFAULT_TABLE, notes=[])
+    knocked = outcomes[0].decision["pins_down"]
+    assert knocked, "the first shot of the fixture knocks pins"
+    moved = {p["piece"] for p in outcomes[1].window.hand_placements}
+    assert set(knocked) <= moved  # the knocked pins were stood up again by hand
+    # they went back on their spots, as the decision said: nothing to warn about
+    assert not [w for w in outcomes[1].warnings if w.startswith("placement before this shot")]
+    write_outputs(tmp_path, m, outcomes, tracks, DEFAULT_TABLE)
+    page = (tmp_path / "report.html").read_text()
+    section = page[page.index('id="shot-2"'):page.index('id="shot-3"')]
+    assert "placed by hand before this shot" in section and all(p in section for p in knocked)

@@ -276,7 +276,9 @@ def adjudicate_tracks(tracks, match, *, table, settings=None, notes: list[str] |
                          "its record ends where the footage does")
         warnings = []
         if check_respot is not None and outcomes:
-            warnings = [f"placement before this shot: {m}" for m in check_respot(outcomes[-1].decision, record["before"])]
+            prev = outcomes[-1]
+            warnings = [f"placement before this shot: {m}"
+                        for m in check_respot(prev.decision, record["before"], after=prev.record["after"], table=table)]
         warnings += [str(x) for x in record.get("warnings", []) if x]
         try:
             decision = match.play(record)
@@ -316,7 +318,8 @@ def _write_core(stage: _Staging, match, outcomes: list[ShotOutcome], tracks, tab
         names.append(name)
         fi = tracks.frame_index
         shots.append(ShotReport(o.record, o.decision, png.tobytes(), name, float(tracks.t[start]), float(tracks.t[end]),
-                                (int(fi[start]), int(fi[end])), o.warnings))
+                                (int(fi[start]), int(fi[end])), o.warnings,
+                                placements=[_placement_text(p) for p in getattr(o.window, "hand_placements", [])]))
     page = build_report(match_doc, shots, final=match.final(), title=f"vision-ref review: {Path(source).name}",
                         source=source, notes=notes)
     stage.write_text("report.html", page)
@@ -339,6 +342,13 @@ def write_outputs(out: Path, match, outcomes: list[ShotOutcome], tracks, table, 
         stage.cleanup()
     _remove_stale_diagrams(out, {n for n in names if n.startswith("shot_")})
     return committed
+
+
+def _placement_text(p: dict) -> str:
+    def at(xy):
+        return "off the table" if xy is None else f"({xy[0]:.0f}, {xy[1]:.0f})"
+
+    return f"{p.get('piece', '?')} from {at(p.get('from'))} to {at(p.get('to'))}"
 
 
 def _remove_stale_diagrams(out: Path, keep: set[str]) -> None:

@@ -31,6 +31,7 @@ class ShotReport:
     clip_end_s: float | None = None
     frames: tuple[int, int] | None = None
     warnings: list[str] = field(default_factory=list)
+    placements: list[str] = field(default_factory=list)  # pieces moved by hand before the shot
 
 
 def _clock(seconds: float | None) -> str:
@@ -183,6 +184,8 @@ def _shot_html(sr: ShotReport, players: list[str]) -> str:
     if isinstance(conf, (int, float)):
         low = " low" if conf < 0.9 else ""
         out.append(f'<div class="conf{low}">inference confidence {100 * float(conf):.1f}%</div>')
+    if sr.placements:
+        out.append(f'<div class="meta">placed by hand before this shot: {_esc("; ".join(sr.placements))}</div>')
     for wtext, count in _counted(sr.warnings):
         times = f" (&times;{count})" if count > 1 else ""
         out.append(f'<div class="warn">Warning: {_esc(wtext)}{times}</div>')
