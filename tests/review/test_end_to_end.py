@@ -126,3 +126,27 @@ def test_without_a_profile_the_video_calibrates_itself(clip, tmp_path, capsys):
     rec = json.loads((out / "match.json").read_text())["shots"][0]
     first = next(e for e in rec["events"] if e["type"] == "ball_ball")
     assert (first["a"], first["b"]) == ("cue", "white1")
+
+
+def test_ctrl_c_while_tracking_still_writes_what_was_decided(clip, tmp_path, capsys, monkeypatch):
+    from vision_ref.track import tracker as T
+
+    video, truth, prof = clip
+    real_update = T.Tracker.update
+    calls = {"n": 0}
+
+    def update(self, frame):
+        calls["n"] += 1
+        if calls["n"] > 140:  # after the shot has come to rest (the clip has 144 frames)
+            raise KeyboardInterrupt
+        return real_update(self, frame)
+
+    monkeypatch.setattr(T.Tracker, "update", update)
+    rc, out = _review(tmp_path, video, prof)
+    err = capsys.readouterr().err
+    assert rc == 130 and "review stopped by Ctrl-C: the " in err and f"written to {out}" in err
+    page = (out / "report.html").read_text()
+    assert "interrupted after 140 frames" in page
+    decided = json.loads((out / "decisions.json").read_text())["decisions"]
+    assert page.count('<section class="shot') == len(decided)  # the report has what was decided
+    assert not (out / "annotated.mp4").exists()  # not started after an interrupt

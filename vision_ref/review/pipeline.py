@@ -424,6 +424,8 @@ def review_video(
     check_fit = calibration is not None  # a given profile is checked against the first frame
     from vision_ref.messages import Frame
 
+    interrupted = False
+    last_t = 0.0
     try:
         for frame in reader:
             if check_fit:
@@ -440,15 +442,25 @@ def review_video(
                     n_dropped += gap.count
                 if idx != frame.index:
                     frame = Frame(idx, frame.timestamp_ns, y=frame.y, uv=frame.uv, bgr=frame.bgr)
-            sensor_index.append(idx)
             tracker.update(frame)
+            sensor_index.append(idx)
+            last_t = frame.t
             bar(len(sensor_index))
+    except KeyboardInterrupt:
+        # Ctrl-C while tracking: what was tracked is still reviewed and written, then we stop.
+        interrupted = True
     finally:
         bar.close()
     timings["track_s"] = time.perf_counter() - t0
-    if not sensor_index:
+    if not sensor_index and not interrupted:
         raise VideoError(f"{path}: no frame could be decoded" + (f" ({reader.error})" if reader.error else ""))
     stopped = reader.error
+    if interrupted:
+        if not sensor_index:
+            raise KeyboardInterrupt
+        notes.append(f"the review was interrupted after {len(sensor_index)} frames (t={last_t:.1f} s); "
+                     "shots after that are not reviewed")
+        annotated = False
     if stopped is not None:
         notes.append(f"the video could not be read to the end: {stopped}")
     if n_dropped:
@@ -489,6 +501,10 @@ def review_video(
     )
     if stopped is not None:
         raise VideoError(f"{stopped}; the {_n(len(outcomes), 'shot')} decided before that are written to {out}")
+    if interrupted:
+        what = "the 1 shot decided so far is" if len(outcomes) == 1 else f"the {len(outcomes)} shots decided so far are"
+        print(f"review stopped by Ctrl-C: {what} written to {out}", file=sys.stderr)
+        raise KeyboardInterrupt
     return result
 
 
