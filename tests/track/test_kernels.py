@@ -333,7 +333,7 @@ def test_pin_weights_and_blobs_match_twin(seed):
             c = math.hypot((u - 128) * s, (v - 128) * s)
             assert fg[j, i] == pytest.approx(f, abs=2e-5)
             assert band[j, i] == pytest.approx(f * clip01((c - PRM[K.P_BAND_LO]) / (PRM[K.P_BAND_HI] - PRM[K.P_BAND_LO])), abs=2e-5)
-            assert nu[j, i] == pytest.approx((u - 128) * s, abs=1e-3)
+            assert nu[j, i] == pytest.approx((u - 128) * s if f > 0 else 0.0, abs=1e-3)  # only where fg
     fgv, bandv, nuv, nvv = (a[:h, :w].astype(np.float64) for a in (fg, band, nu, nv))
     comps = [c for c in py_components(fgv >= 0.35)]
     twins = [py_blob_moments(c, fgv, bandv, nuv, nvv) for c in comps]
@@ -417,3 +417,51 @@ def test_sample_pairs_and_grid_lookups_match_twin():
         x, y = K.grid_point(grid, step, px[k], py[k], 0, z)
         assert x == pytest.approx(want[0] + (want[2] - want[0]) * z, abs=1e-12)
         assert y == pytest.approx(want[1] + (want[3] - want[1]) * z, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [13, 14])
+@pytest.mark.parametrize("mode", [K.MODE_BGR, K.MODE_YUV])
+def test_class_grid_fg_window_and_rest_probe_match_twin(seed, mode):
+    fr, by, bu, bv, rng = scene(seed)
+    yp, uvp = to_nv12(fr)
+    args = (fr, EMPTY2, EMPTY_UV) if mode == K.MODE_BGR else (EMPTY3, yp, uvp)
+    prm = PRM.copy()
+    prm[K.P_CHROMA_OX], prm[K.P_CHROMA_OY] = rng.uniform(-0.5, 1.0, 2)
+    ref = np.array([200.0, 126.0, 130.0])
+    masks = np.array([[30.0, 22.0, 5.0], [0.0, 0.0, 0.0]])
+    y0, x0, step = 2, 3, 2
+    gh, gw = 20, 26
+    cls = np.zeros((64, 64), np.float32)
+    K.class_grid(mode, *args, by, bu, bv, y0, x0, gh, gw, step, ref, prm, masks, 1, cls)
+    fg = np.zeros((64, 64), np.float32)
+    K.fg_window(mode, *args, by, bu, bv, y0, x0, 40, 52, prm, masks, 1, fg)
+    for j in range(40):
+        for i in range(52):
+            yy, xx = y0 + j, x0 + i
+            masked = in_masks(xx, yy, masks, 1)
+            y, u, v = py_read_yuv(mode, *args, yy, xx, prm)
+            f = 0.0 if masked else py_fg(y, u, v, by[yy, xx], bu[yy, xx], bv[yy, xx], prm)
+            assert fg[j, i] == pytest.approx(f, abs=2e-5)
+            if j % step == 0 and i % step == 0 and j // step < gh and i // step < gw:
+                want = 0.0 if masked else f * py_class(y, u, v, ref, prm)
+                assert cls[j // step, i // step] == pytest.approx(want, abs=2e-5)
+    # the rest probe: weighted centroid offset and mean weight over every 2nd pixel of a disk
+    out = np.zeros(3)
+    cx, cy, rho = rng.uniform(15, 45), rng.uniform(12, 34), 9.5
+    K.rest_probe(mode, *args, by, bu, bv, cx, cy, rho, 2, prm, masks, 1, out)
+    acc, n = [], 0
+    for yy in range(max(math.floor(cy - rho), 0), min(math.ceil(cy + rho), 47) + 1, 2):
+        for xx in range(max(math.floor(cx - rho), 0), min(math.ceil(cx + rho), 63) + 1, 2):
+            if (xx - cx) ** 2 + (yy - cy) ** 2 > rho * rho:
+                continue
+            n += 1
+            if in_masks(xx, yy, masks, 1):
+                continue
+            y, u, v = py_read_yuv(mode, *args, yy, xx, prm)
+            acc.append((py_fg(y, u, v, by[yy, xx], bu[yy, xx], bv[yy, xx], prm), xx - cx, yy - cy))
+    sw = sum(a[0] for a in acc)
+    if sw > 0:
+        np.testing.assert_allclose(out, [sum(a[0] * a[1] for a in acc) / sw, sum(a[0] * a[2] for a in acc) / sw, sw / n],
+                                   atol=1e-5)
+    else:
+        np.testing.assert_allclose(out, 0.0)

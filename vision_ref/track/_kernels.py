@@ -794,3 +794,51 @@ def rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, cx, cy, rho, step, prm, masks,
     out[0] = sx / sw
     out[1] = sy / sw
     out[2] = sw / n
+
+
+@njit(cache=True)
+def class_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, gh, gw, step, ref, prm, masks, n_masks, out_cls):
+    """Colour-class x foreground weight at every ``step``-th pixel of a window: out_cls[:gh, :gw].
+
+    Cell (j, i) samples pixel (y0 + j*step, x0 + i*step). The ball search runs on this
+    sparse map (a ball is ~27 px across at 1456x1088, 13 cells at step 2); only the
+    refinement reads full resolution.
+    """
+    for j in range(gh):
+        yy = y0 + j * step
+        for i in range(gw):
+            xx = x0 + i * step
+            masked = False
+            for m in range(n_masks):
+                dx = xx - masks[m, 0]
+                dy = yy - masks[m, 1]
+                if dx * dx + dy * dy <= masks[m, 2] * masks[m, 2]:
+                    masked = True
+                    break
+            if masked:
+                out_cls[j, i] = 0.0
+                continue
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
+            f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            out_cls[j, i] = f * class_weight(y, u, v, ref, prm) if f > 0.0 else 0.0
+
+
+@njit(cache=True)
+def fg_window(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_masks, out_fg):
+    """Foreground weight of every pixel of a window (the refinement's input): out_fg[:h, :w]."""
+    for j in range(h):
+        yy = y0 + j
+        for i in range(w):
+            xx = x0 + i
+            masked = False
+            for m in range(n_masks):
+                dx = xx - masks[m, 0]
+                dy = yy - masks[m, 1]
+                if dx * dx + dy * dy <= masks[m, 2] * masks[m, 2]:
+                    masked = True
+                    break
+            if masked:
+                out_fg[j, i] = 0.0
+                continue
+            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
+            out_fg[j, i] = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)

@@ -209,6 +209,7 @@ class Tracker:
         self._probe_out = np.zeros(3)
         self._blob = np.zeros(K.N_BLOB)
         self._masks = np.zeros((N_BALLS + N_PINS, 3))
+        self._wmasks = np.zeros((N_BALLS + N_PINS, 3))
         self._empty3 = np.zeros((1, 1, 3), np.uint8)
         self._empty2 = np.zeros((1, 1), np.uint8)
         self._empty_uv = np.zeros((1, 1, 2), np.uint8)
@@ -468,36 +469,68 @@ class Tracker:
             hl = 0.5 * b.streak
         return vx / sp, vy / sp, hl
 
+    def _window_masks(self, x0: int, y0: int, w: int, h: int) -> int:
+        """Copy the masks that touch a window into the compact buffer; returns how many."""
+        n = 0
+        for m in range(self._n_masks):
+            mx, my, mr = self._masks[m]
+            if x0 - mr <= mx <= x0 + w + mr and y0 - mr <= my <= y0 + h + mr:
+                self._wmasks[n] = self._masks[m]
+                n += 1
+        return n
+
     def _search(self, b: _Ball, cx: float, cy: float, gate: float):
-        """Window search around (cx, cy): list of (x, y, fill, refine-output) candidates in frame px."""
+        """Window search around (cx, cy): up to 3 peaks (x, y, fill, None) in frame px.
+
+        The colour-class map is sampled every 2nd pixel when the gate is wide (the disk
+        of a ball still covers dozens of cells); the refinement reads full resolution.
+        """
         mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
         ux, uy, hl = self._streak(b)
         r = b.radius
         x0, y0, w, h = self._window(cx, cy, gate + r + hl + 4.0)
         if w < 2 * r + 3 or h < 2 * r + 3:
             return []
-        ref = self.refs[b.index]
-        K.ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, self.prm,
-                       self._masks, self._n_masks, self._w_cls, self._w_fg)
-        # the disk search uses a slightly smaller disk than the ball when it is streaked
-        stride = 2 if gate > 10 else 1
-        n = K.disk_scores(self._w_cls, h, w, max(r - 1.0, 2.0), cx - x0, cy - y0, gate, stride, self._prefix, self._scores)
+        step = 2 if gate > 6.0 else 1
+        gw, gh = (w + step - 1) // step, (h + step - 1) // step
+        nm = self._window_masks(x0, y0, w, h)
+        K.class_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, gh, gw, step, self.refs[b.index], self.prm,
+                     self._wmasks, nm, self._w_cls)
+        # the disk search uses a slightly smaller disk than the ball (edges, streaks)
+        n = K.disk_scores(self._w_cls, gh, gw, max((r - 1.0) / step, 1.5), (cx - x0) / step, (cy - y0) / step,
+                          gate / step, 1, self._prefix, self._scores)
         if n == 0:
             return []
-        k = K.top_peaks(self._scores, h, w, r, 0.22, 3, self._peaks)
-        self._win = (x0, y0, w, h, ux, uy, hl, r)
-        return [(self._peaks[q, 0] + x0, self._peaks[q, 1] + y0, float(self._peaks[q, 2]), None) for q in range(k)]
+        k = K.top_peaks(self._scores, gh, gw, r / step, 0.22, 3, self._peaks)
+        self._win = (ux, uy, hl, r)
+        return [(x0 + step * self._peaks[q, 0], y0 + step * self._peaks[q, 1], float(self._peaks[q, 2]), None)
+                for q in range(k)]
 
-    def _refined(self, cand):
-        """Sub-pixel refinement of a peak of the last searched window; None when it holds no ball."""
-        x0, y0, w, h, ux, uy, hl, r = self._win
-        K.refine_capsule(self._w_fg, h, w, cand[0] - x0, cand[1] - y0, ux, uy, hl, r, 2, 3, self.pad_narrow,
-                         self._refine)
+    def _refine_at(self, x: float, y: float, ux: float, uy: float, hl: float, r: float, n_wide: int):
+        """Refine a ball near (x, y) on the full-resolution foreground; the result in frame px or None."""
+        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        x0, y0, w, h = self._window(x, y, r + hl + 6.0)
+        if w < 3 or h < 3:
+            return None
+        nm = self._window_masks(x0, y0, w, h)
+        K.fg_window(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._wmasks, nm, self._w_fg)
+        K.refine_capsule(self._w_fg, h, w, x - x0, y - y0, ux, uy, hl, r, n_wide, 3, self.pad_narrow, self._refine)
         res = self._refine
         if res[K.R_SUMW] <= 0 or res[K.R_FILL] < 0.45:
             return None
+        out = res.copy()
+        out[K.R_CX] += x0
+        out[K.R_CY] += y0
+        return out
+
+    def _refined(self, cand):
+        """Sub-pixel refinement of a peak of the last search; None when it holds no ball."""
+        ux, uy, hl, r = self._win
+        res = self._refine_at(cand[0], cand[1], ux, uy, hl, r, 2)
+        if res is None:
+            return None
         # the streak seen may differ from the one predicted (a collision or cushion changed the
-        # direction): refit along the measured axis with the measured length
+        # direction): refit along the measured axis
         axis, length = _streak_of(res)
         if length > 3.0:
             mux, muy = math.cos(axis), math.sin(axis)
@@ -506,12 +539,10 @@ class Tracker:
             # would lengthen the measured one); only the direction is taken from the blob
             new_hl = hl if (self.exposure_s is not None and hl > 0.0) else 0.5 * length
             if turn < 0.96 or abs(new_hl - hl) > 1.5:
-                K.refine_capsule(self._w_fg, h, w, res[K.R_CX], res[K.R_CY], mux, muy, new_hl, r, 1, 3,
-                                 self.pad_narrow, self._refine)
-                res = self._refine
-                if res[K.R_SUMW] <= 0 or res[K.R_FILL] < 0.45:
+                res = self._refine_at(res[K.R_CX], res[K.R_CY], mux, muy, new_hl, r, 1)
+                if res is None:
                     return None
-        return (res[K.R_CX] + x0, res[K.R_CY] + y0, cand[2], res.copy())
+        return (res[K.R_CX], res[K.R_CY], cand[2], res)
 
     def _accept(self, b: _Ball, cand, dt: float) -> None:
         x, y, fill, res = cand
@@ -675,16 +706,10 @@ class Tracker:
             for o in found:
                 if o is not b:
                     self._push_mask(o.meas[0], o.meas[1], o.radius + 0.5)
-            mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
             ux, uy, hl = self._streak(b)
-            x0, y0, w, h = self._window(b.meas[0], b.meas[1], b.radius + hl + 5.0)
-            K.ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.refs[b.index], self.prm,
-                           self._masks, self._n_masks, self._w_cls, self._w_fg)
-            K.refine_capsule(self._w_fg, h, w, b.meas[0] - x0, b.meas[1] - y0, ux, uy, hl, b.radius, 0, 3,
-                             self.pad_narrow, self._refine)
-            res = self._refine
-            if res[K.R_SUMW] > 0 and res[K.R_FILL] >= 0.45:
-                nx, ny = res[K.R_CX] + x0, res[K.R_CY] + y0
+            res = self._refine_at(b.meas[0], b.meas[1], ux, uy, hl, b.radius, 0)
+            if res is not None:
+                nx, ny = res[K.R_CX], res[K.R_CY]
                 # the filter took the first measurement; apply the correction to it and the output
                 dx, dy = nx - b.meas[0], ny - b.meas[1]
                 b.meas[:] = (nx, ny)
@@ -767,8 +792,7 @@ class Tracker:
         x0, y0, w, h = self._window(x, y, b.radius + 2.0)
         if w == 0 or h == 0:
             return False
-        K.ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.refs[b.index], self.prm,
-                       self._masks, 0, self._w_cls, self._w_fg)
+        K.fg_window(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._wmasks, 0, self._w_fg)
         return float(self._w_fg[:h, :w].mean()) < 0.15
 
     # ---- coarse search ------------------------------------------------------------------------------
@@ -848,7 +872,8 @@ class Tracker:
     # ---- pins ---------------------------------------------------------------------------------------
     def _pin_window_weights(self, x0: int, y0: int, w: int, h: int) -> None:
         mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
-        K.pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._masks, self._n_masks,
+        nm = self._window_masks(x0, y0, w, h)
+        K.pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._wmasks, nm,
                       self._w_fg, self._w_band, self._w_u, self._w_v)
 
     def _track_pins(self) -> None:
@@ -903,7 +928,8 @@ class Tracker:
 
     def _pin_gate(self, p: _Pin) -> float:
         """Search radius (px) for a pin not confirmed in place; it grows while the pin is missing."""
-        g = self.pin_len_px[p.index] + 10.0 + 1.5 * math.hypot(p.vx, p.vy) + 4.0 * min(p.missing, 10)
+        # a toppling pin's centroid moves at most half its length; a lying one fits in +-0.5 length
+        g = 0.8 * self.pin_len_px[p.index] + 10.0 + 1.5 * math.hypot(p.vx, p.vy) + 4.0 * min(p.missing, 10)
         return min(g, 0.5 * MAX_WIN - 2.0)
 
     def _track_loose_pins(self, loose: list[_Pin], n_ball_masks: int) -> None:
