@@ -170,3 +170,21 @@ def test_modes_in_player_order_or_by_name():
         resolve_modes([_parse_mode_item("series")] * 3, ["Ann", "Bob"])
     with pytest.raises(ReviewOptionError):
         resolve_modes([_parse_mode_item("Ann=series"), _parse_mode_item("shtoss")], ["Ann", "Bob"])
+
+
+def test_progress_bar_redraws_one_line_on_a_terminal():
+    import io
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    buf = Tty()
+    bar = Progress("tracking", 50, True, stream=buf)
+    for i in range(1, 51):
+        bar(i)
+    bar.close()
+    text = buf.getvalue()
+    assert text.count("\n") == 2  # the bar's line, then the summary
+    last_bar = text.split("\n")[0].split("\r")[-1]
+    assert "100.0%" in last_bar and "50/50 frames" in last_bar and "#" * 30 in last_bar
