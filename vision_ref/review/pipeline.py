@@ -346,7 +346,7 @@ def write_outputs(out: Path, match, outcomes: list[ShotOutcome], tracks, table, 
 
 def _placement_text(p: dict) -> str:
     def at(xy):
-        return "off the table" if xy is None else f"({xy[0]:.0f}, {xy[1]:.0f})"
+        return "off the table" if xy is None else f"({int(round(xy[0]))}, {int(round(xy[1]))})"  # no "-0"
 
     return f"{p.get('piece', '?')} from {at(p.get('from'))} to {at(p.get('to'))}"
 
