@@ -104,3 +104,15 @@ def test_commands_from_a_fifo_are_read_after_each_writer(tmp_path, capsys):
     main(["matches", "1", "--json", "--db", str(tmp_path / "m.sqlite")])
     doc = json.loads(capsys.readouterr().out)
     assert doc["shots"][0]["record"]["calls"] == [{"type": "touch", "by": "Olga"}]
+
+
+def test_truth_rehearsal_of_a_random_sequence_matches_the_sequence(tmp_path, capsys):
+    from vision_ref.sources.factory import synthetic_clip
+
+    assert main(["live", "--source", "synthetic:random:3", "--seed", "4", "--stages", "truth", "--board", "lines",
+                 "--db", str(tmp_path / "m.sqlite"), "--no-record", "--commands", os.devnull]) == 0
+    capsys.readouterr()
+    main(["matches", "1", "--json", "--db", str(tmp_path / "m.sqlite")])
+    doc = json.loads(capsys.readouterr().out)
+    seq = synthetic_clip("synthetic:random:3", 4, 60.0)
+    assert [s["decision"] for s in doc["shots"]] == [p.decision for p in seq.played]

@@ -153,3 +153,26 @@ def reset(model: str = "imx296", modes=None, timestamps=None) -> None:
     Picamera2.modes = modes if modes is not None else (IMX708_MODES if model.startswith("imx708") else IMX296_MODES)
     Picamera2.timestamps = list(timestamps or [])
     Picamera2.open_error = None
+
+
+class _ColorSpace:
+    def __init__(self, name: str):
+        self.name = name
+
+    def __eq__(self, other):
+        return isinstance(other, _ColorSpace) and other.name == self.name
+
+    def __repr__(self):
+        return f"ColorSpace.{self.name}()"
+
+    @staticmethod
+    def Smpte170m():
+        return _ColorSpace("Smpte170m")
+
+    @staticmethod
+    def Rec709():
+        return _ColorSpace("Rec709")
+
+
+class libcamera:  # stands in for the libcamera Python bindings module
+    ColorSpace = _ColorSpace

@@ -22,6 +22,7 @@ from vision_ref.sources.picamera import (
 def picam(monkeypatch):
     fake.reset()
     monkeypatch.setitem(sys.modules, "picamera2", fake)
+    monkeypatch.setitem(sys.modules, "libcamera", fake.libcamera)
     return fake
 
 
@@ -43,6 +44,7 @@ def test_imx296_configuration_and_controls(picam):
     cam = picam.Picamera2.instances[0]
     (name, kw), = [c for c in cam.calls if c[0] == "create_video_configuration"]
     assert kw["main"] == {"size": (1456, 1088), "format": "YUV420"}
+    assert kw["colour_space"] == fake.libcamera.ColorSpace.Smpte170m()
     assert kw["sensor"] == {"output_size": (1456, 1088), "bit_depth": 10}
     assert kw["controls"]["FrameDurationLimits"] == (16667, 16667)
     assert kw["controls"]["AeEnable"] is False and kw["controls"]["AwbEnable"] is False

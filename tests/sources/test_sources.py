@@ -84,14 +84,20 @@ def test_memory_source_stamps_repeats_and_drops():
     assert src.stats.dropped == 1
 
 
-def test_bgr_to_yuv420_round_trip_is_close():
+def test_bgr_to_yuv420_matches_what_the_video_reader_decodes(tmp_path):
+    """Synthetic YUV frames must look like decoded files (and the Pi's SMPTE 170M frames)."""
     import cv2
 
+    from vision_ref.video import VideoReader, write_video
+
     rng = np.random.default_rng(2)
-    bgr = cv2.GaussianBlur(rng.integers(0, 255, (32, 48, 3), dtype=np.uint8), (5, 5), 2)
+    bgr = cv2.GaussianBlur(rng.integers(0, 255, (32, 48, 3), dtype=np.uint8), (7, 7), 3)
+    bgr[4:12, 4:12] = (28, 30, 196)  # the cue ball's red
+    write_video(tmp_path / "l.mp4", [bgr], 30.0, crf=0, preset="ultrafast")  # crf 0: lossless YUV
+    dec = next(iter(VideoReader(tmp_path / "l.mp4", mode="yuv")))
     y, uv = bgr_to_yuv420(bgr)
-    back = cv2.cvtColor(np.vstack([y, uv.reshape(16, 48)]), cv2.COLOR_YUV2BGR_NV12)
-    assert np.abs(back.astype(int) - bgr.astype(int)).mean() < 6
+    assert np.abs(y.astype(int) - dec.y.astype(int)).max() <= 1
+    assert np.abs(uv.astype(int) - dec.uv.astype(int)).mean() < 1.0
 
 
 def test_synthetic_source_renders_a_scenario_with_drops():

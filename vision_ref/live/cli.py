@@ -252,7 +252,13 @@ def _make_source_and_stages(args, spec: str, profile, skip_shots: int):
         from vision_ref.live.stages import ShotTimeline, TimelineSource, TruthStages
 
         fps = args.fps or 60.0
-        timeline = ShotTimeline(synthetic_shots(spec, args.seed), fps)
+        if spec.split(":", 2)[1].startswith("random"):
+            from vision_ref.sources.factory import synthetic_clip
+
+            # the same ShotSequence the renderer would show: shots played on from one another
+            timeline = ShotTimeline.from_sequence(synthetic_clip(spec, args.seed, fps), fps)
+        else:
+            timeline = ShotTimeline(synthetic_shots(spec, args.seed), fps)
         start = timeline.first_frame(skip_shots) if skip_shots < len(timeline.shots) else timeline.n_frames
         src = TimelineSource(timeline, size=args.size or (64, 48), paced=args.pace, start_frame=start,
                              drop=args.drop_frames)

@@ -307,8 +307,9 @@ class LiveReferee:
         if ok:
             self._health_bad = 0
             self._health_good += 1
-            if "calibration" in self.paused and (self._health_good >= self.config.health_recoveries
-                                                 or not self._health_verified):
+            if "calibration" in self.paused and not self._health_verified:
+                self._unpause("calibration", "calibration checked: it fits the picture")
+            elif "calibration" in self.paused and self._health_good >= self.config.health_recoveries:
                 self._unpause("calibration")
             self._health_verified = True
         else:
@@ -467,14 +468,17 @@ class LiveReferee:
         self._incident(f"pause_{reason}", message)
         self.board.event("paused", message, self._state())
 
-    def _unpause(self, reason: str) -> None:
+    def _unpause(self, reason: str, message: str | None = None) -> None:
         if self.paused.pop(reason, None) is not None:
-            self._incident(f"resume_{reason}", f"{reason} back to normal")
-            self.board.event("resumed", reason, self._state())
+            message = message or f"{reason} back to normal"
+            self._incident(f"resume_{reason}", message)
+            self.board.event("resumed", message, self._state())
 
     def _incident(self, kind: str, message: str, data=None) -> None:
         self.result.incidents.append((kind, message))
         self.warnings.append(message)
+        if not kind.startswith(("pause_", "resume_")):  # pauses have their own board line
+            self.board.event("incident", f"{kind}: {message}", self._state())
         try:
             self.log.incident(self.match_id, kind, message, data)
         except MatchLogError:

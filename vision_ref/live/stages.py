@@ -171,6 +171,19 @@ class ShotTimeline:
         self.duration = t
         self._records: dict[int, dict] = {}
         self._moving: dict[int, np.ndarray] = {}
+        self._moving_all: np.ndarray | None = None  # one clip's per-frame motion (a sequence)
+
+    @classmethod
+    def from_sequence(cls, seq, fps: float, settle_s: float = 0.3) -> "ShotTimeline":
+        """The shots of a :class:`vision_ref.sim.sequence.ShotSequence` at their clip times
+        (the respot-by-hand gaps between them included): the same clip the renderer makes."""
+        tl = cls([p.shot for p in seq.played], fps, settle_s)
+        tl.offsets = [float(p.start) for p in seq.played]
+        tl.duration = float(seq.duration)
+        recs = seq.truth_records(fps)
+        tl._records = {k: r for k, r in enumerate(recs)}
+        tl._moving_all = np.asarray(seq.truth_frames(fps)["moving"], dtype=bool)
+        return tl
 
     @property
     def n_frames(self) -> int:
@@ -197,6 +210,8 @@ class ShotTimeline:
         return copy.deepcopy(self._records[k])
 
     def moving(self, i: int) -> bool:
+        if self._moving_all is not None:
+            return bool(self._moving_all[min(max(i, 0), len(self._moving_all) - 1)])
         t = self.frame_time(i)
         k = self.shot_at(t)
         if k not in self._moving:

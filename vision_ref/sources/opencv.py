@@ -112,17 +112,26 @@ def _frame(index: int, ts: int, bgr, mode: str) -> Frame:
 
 
 def bgr_to_yuv420(bgr):
-    """Y (H, W) and interleaved UV (H/2, W/2, 2), the layout the Pi camera delivers."""
+    """Y (H, W) and interleaved UV (H/2, W/2, 2) as the Pi camera and the project's video
+    reader deliver them: BT.601 limited range (Y 16..235, UV 16..240) — SMPTE 170M, what
+    ffmpeg writes and decodes for these files and what the Pi adapter asks libcamera for
+    — with each 2x2 block's chroma averaged. (OpenCV's own BGR2YUV_I420 uses other
+    coefficients: its frames would not match what the tracker sees from files.)"""
     import cv2
     import numpy as np
 
-    h, w = bgr.shape[:2]
-    i420 = cv2.cvtColor(bgr, cv2.COLOR_BGR2YUV_I420).reshape(-1)
-    y = i420[: w * h].reshape(h, w)
-    q = (w // 2) * (h // 2)
-    u = i420[w * h: w * h + q].reshape(h // 2, w // 2)
-    v = i420[w * h + q: w * h + 2 * q].reshape(h // 2, w // 2)
-    return y, np.dstack([u, v])
+    f = np.asarray(bgr, dtype=np.float32)
+    b, g, r = f[:, :, 0], f[:, :, 1], f[:, :, 2]
+    luma = 0.299 * r + 0.587 * g + 0.114 * b
+    y = np.clip(np.rint(16.0 + luma * (219.0 / 255.0)), 0, 255).astype(np.uint8)
+    u = 128.0 + (b - luma) * (0.564 * 224.0 / 255.0)
+    v = 128.0 + (r - luma) * (0.713 * 224.0 / 255.0)
+    h, w = y.shape
+    size = (w // 2, h // 2)
+    u2 = cv2.resize(u, size, interpolation=cv2.INTER_AREA)
+    v2 = cv2.resize(v, size, interpolation=cv2.INTER_AREA)
+    uv = np.clip(np.rint(np.dstack([u2, v2])), 0, 255).astype(np.uint8)
+    return y, uv
 
 
 class FileSource(FrameSource):

@@ -14,6 +14,8 @@ Configuration (why each piece):
   off, a short ``ExposureTime`` to keep motion blur small, fixed ``AnalogueGain`` and
   ``ColourGains``): an automatic exposure that moves during a match changes the
   colours the calibration learnt;
+- the ``Smpte170m`` colour space (BT.601 limited range), the YUV the project's video
+  files decode to, so colours match between live play and review;
 - ``buffer_count`` sized for bursts (a stall of the consumer is absorbed by the
   camera's own queue before frames are lost);
 - every frame read with ``captured_request()`` as a context manager, so its buffer
@@ -279,7 +281,14 @@ class PiCameraSource(FrameSource):
             # Let AE/AWB converge first, but never to an exposure longer than the cap.
             controls.update({"AeEnable": True, "AwbEnable": True})
         buffers = self._buffer_count or max(6, int(round(fps / 10.0)))
+        # SMPTE 170M = BT.601 limited range: the YUV the project's files decode to, so the
+        # tracker sees the same colours live as in review (picamera2's video default is Rec709)
+        try:
+            colour_space = importlib.import_module("libcamera").ColorSpace.Smpte170m()
+        except (ImportError, AttributeError) as exc:
+            raise SourceError(f"libcamera's Python bindings are missing ({exc}); install python3-libcamera") from None
         kwargs: dict[str, Any] = {
+            "colour_space": colour_space,
             "main": {"size": main_size, "format": "YUV420"},
             "sensor": {"output_size": main_size, "bit_depth": int(mode.get("bit_depth", 10))},
             "controls": controls,
