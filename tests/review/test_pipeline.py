@@ -84,6 +84,7 @@ def test_unwritable_output_directory(tmp_path, capsys, tiny_video):
     (["--players", "A", "A"], "two different names"),
     (["--modes", "C=series"], "not one of the players"),
     (["--target", "0"], "at least 1"),
+    (["--confidence", "1.2"], "--confidence 1.2: must be in [0.5, 1)"),
 ])
 def test_bad_match_options(tmp_path, capsys, tiny_video, args, text):
     rc, _, err = _run(capsys, "review", str(tiny_video), "--out", str(tmp_path / "o"), "--quiet", *args)

@@ -58,6 +58,10 @@ def _add_match_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--modes", type=_parse_mode_item, nargs="+", default=None, metavar="MODE",
                    help="each player's mode, series or shtoss, in player order (--modes series shtoss) "
                         "or as A=series,B=shtoss (RULES M1-M3; default series)")
+    p.add_argument("--confidence", type=float, default=None, metavar="P",
+                   help="least probability at which a pin's knocker counts as established; below it the pin is a "
+                        "doubt (F8). Higher: fewer wrong attributions, more doubts (default: the events stage's, "
+                        "see docs/events.md)")
     p.add_argument("--no-annotated", action="store_true",
                    help="skip DIR/annotated.mp4 (the slowest output; the speed benchmark is measured without it)")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -104,6 +108,14 @@ def _check_match_options(args) -> None:
     if args.target < 1:
         raise ReviewOptionError(f"--target must be at least 1, got {args.target}")
     args.modes = resolve_modes(args.modes, list(args.players))
+    args.settings = None
+    if args.confidence is not None:
+        from vision_ref.events.infer import InferenceSettings
+
+        try:
+            args.settings = InferenceSettings(confidence=args.confidence)
+        except VisionRefError as exc:
+            raise ReviewOptionError(f"--confidence {args.confidence:g}: {getattr(exc, 'problem', exc)}") from None
 
 
 def cmd_review(args) -> int:
@@ -113,6 +125,7 @@ def cmd_review(args) -> int:
     result = review_video(
         args.video, args.out, calibration=args.calibration, players=tuple(args.players),
         target=args.target, modes=args.modes, annotated=not args.no_annotated, progress=not args.quiet,
+        settings=args.settings,
     )
     print(result.summary())
     return 0
@@ -124,7 +137,7 @@ def cmd_demo(args) -> int:
     _check_match_options(args)
     result = run_demo(
         args.out, video=args.video, players=tuple(args.players), target=args.target, modes=args.modes,
-        annotated=not args.no_annotated, progress=not args.quiet,
+        annotated=not args.no_annotated, progress=not args.quiet, settings=args.settings,
     )
     print(result.summary())
     print(f"report: {result.report}")

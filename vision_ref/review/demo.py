@@ -69,13 +69,13 @@ def find_profile(video: Path) -> Path | None:
 
 
 def run_demo(out_dir, *, video=None, players=("A", "B"), target: int = 100, modes=None, annotated: bool = True,
-             progress: bool = True):
+             progress: bool = True, settings=None):
     from vision_ref.review.pipeline import review_video
 
     path = Path(video) if video else find_sample_video()
     profile = find_profile(path) if video is None else None
     result = review_video(path, out_dir, calibration=profile, players=players, target=target, modes=modes,
-                          annotated=annotated, progress=progress)
+                          annotated=annotated, progress=progress, settings=settings)
     if profile is None:
         result.notes.append("no calibration profile found for the sample; calibrated from the video")
     return result
