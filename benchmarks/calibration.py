@@ -244,6 +244,21 @@ def run_real(out: Path) -> list[dict]:
         cv2.imwrite(str(png), vis)
         row = {"real": name, "edge_rms_px": [round(v, 3) for v in edges.residual_px],
                "inliers": [len(p) for p in edges.points], "scanned": edges.scanned, "preview": str(png)}
+        # an independent check of the outline: pool tables (2:1 like carom) have their head and foot
+        # spots at the quarter lines too; the camera fitted to the noses alone predicts them
+        try:
+            from vision_ref.calibrate.features import find_marks
+            from vision_ref.calibrate.pose import fit_pose
+
+            names = assign_cushions(coarse.quad)
+            fit = fit_pose({n: p for n, p in zip(names, edges.points)}, (img.shape[1], img.shape[0]))
+            marks = find_marks(img, fit.camera, search_px=12.0)
+            sel = [i for i, n in enumerate(marks.names) if n in ("spot1", "spot3")]
+            if sel:
+                d = np.linalg.norm(marks.image[sel] - marks.predicted[sel], axis=1)
+                row["spot_check_px"] = [round(float(v), 2) for v in d]
+        except CalibrationError as exc:
+            row["spot_check"] = str(exc)
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows

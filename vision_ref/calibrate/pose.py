@@ -34,18 +34,18 @@ CUSHION_ORDER = ("head", "foot", "left", "right")
 class NoseEdge:
     """Where the detected nose edge lies: ``outward_mm`` past the nose line, ``height_mm`` above the cloth.
 
-    Default: measured on the renderer's cushion profile (the face-to-top step of the
-    rounded nose; 4200 edge points from five cameras fit one 3-D line per cushion at
-    +0.8 mm, 32.0 mm with 0.2 mm rms). A real K-66 style carom cushion's crest is
-    seen likewise a few millimetres below the nose top.
+    Default: measured on the renderer's cushion profile with the detector's profile
+    smoothing (the face-to-top step of the rounded nose; 6300 edge points from seven
+    cameras fit one 3-D line per cushion at +0.4 mm, 32.8 mm with 0.16 mm rms). A real
+    carom cushion's crest is seen likewise a few millimetres below the nose top.
     """
 
-    outward_mm: float = 0.8
-    height_mm: float = 32.0
+    outward_mm: float = 0.4
+    height_mm: float = 32.8
 
     @classmethod
     def for_table(cls, table: TableSpec) -> "NoseEdge":
-        return cls(0.8, table.cushion_nose_height - 5.0)
+        return cls(0.4, table.cushion_nose_height - 4.2)
 
     def to_dict(self) -> dict:
         return {"outward_mm": self.outward_mm, "height_mm": self.height_mm}

@@ -237,7 +237,7 @@ def _quad_from_hull(contour: np.ndarray, hull: np.ndarray) -> np.ndarray | None:
 
 # ---- stage 2: sub-pixel cushion noses ----------------------------------------------------------------
 def _profiles(grey: np.ndarray, origins: np.ndarray, normal: np.ndarray, tangent: np.ndarray,
-              start: float, stop: float, step: float = 0.25, width: int = 3) -> tuple[np.ndarray, np.ndarray]:
+              start: float, stop: float, step: float = 0.25, width: int = 7) -> tuple[np.ndarray, np.ndarray]:
     """Grey profiles (N, S) along ``normal`` from each origin, averaged over ``width`` parallel lines."""
     s = np.arange(start, stop, step, dtype=np.float64)
     offs = np.arange(width, dtype=np.float64) - (width - 1) / 2.0
@@ -474,7 +474,10 @@ def find_cushion_edges(frame_bgr: np.ndarray, coarse: CoarseTable, table: TableS
         ts = np.arange(0.06 * L + 2 * cushion_px, 0.94 * L - 2 * cushion_px, spacing_px)
         origins = a[None, :] + ts[:, None] * d[None, :]
         s, prof = _profiles(grey, origins, nrm, d, -3.0 * cushion_px, 3.2 * cushion_px)
-        prof = _gauss_smooth_rows(prof, sigma=0.7 / (s[1] - s[0]))
+        # ~1.4 px at 1456 px wide, scaled with the cushion: averages out sensor noise and the
+        # codec's blocks (H.264 moves a lightly smoothed edge by up to a pixel); NoseEdge is
+        # measured with this smoothing
+        prof = _gauss_smooth_rows(prof, sigma=max(0.6, 0.064 * cushion_px) / (s[1] - s[0]))
         pts, ok_t, steps = _nose_track(s, prof, ts, origins, nrm, cushion_px)
         scanned = len(ts)
         if len(pts) < 12:
