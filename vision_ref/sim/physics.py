@@ -518,11 +518,11 @@ class SimulatedShot:
         tq = ts[post]
         # follow-through 25 mm within 0.05 s, then drawn back and away
         # clamp before the power: np.where evaluates both branches (negative ** 1.5 is NaN)
-        gap[post] = np.where(tq < 0.05, -25.0 * tq / 0.05, -25.0 + 900.0 * np.maximum(tq - 0.05, 0.0) ** 1.5 * 4.0)
+        gap[post] = np.where(tq < 0.05, -25.0 * tq / 0.05, -25.0 + 6000.0 * np.maximum(tq - 0.05, 0.0) ** 1.5)
         tip = r0[None, :] - d[None, :] * (R + gap)[:, None]
         angle = np.full(len(ts), (ang + math.pi) % (2 * math.pi))
-        # the player walks the cue back and away; by 2 s it is far outside the view
-        visible = ts < 2.0
+        # the player pulls the cue back and away; by 1.2 s it is far outside the view
+        visible = ts < 1.2
         return tip, angle, visible
 
     # ---- truth

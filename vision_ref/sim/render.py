@@ -71,6 +71,7 @@ class RenderSettings:
     cue_elevation_deg: float = 6.0
     blur_step_px: float = 0.75  # one sub-exposure sample per this much image motion
     max_blur_samples: int = 48
+    max_cue_samples: int = 16  # the stick and arms: big and fast, a few samples blur them well enough
     min_samples: int = 4  # sub-pixel jitter samples per pixel (anti-aliasing of pins, sticks)
     jpeg_quality: int | None = None
     t_start: float = 0.0  # clip time of frame 0's exposure start
@@ -500,7 +501,8 @@ class Renderer:
         for cl in clusters:
             disp = self._motion_px(balls, pins, prims, cl)
             a, b = self._row_span(cl.y0, cl.y1)
-            per_exposure = int(min(st.max_blur_samples, max(st.min_samples, math.ceil(disp / st.blur_step_px))))
+            cap = min(st.max_blur_samples, st.max_cue_samples) if cl.cue else st.max_blur_samples
+            per_exposure = int(min(cap, max(st.min_samples, math.ceil(disp / st.blur_step_px))))
             n = int(math.ceil(per_exposure * (b - a) / st.exposure_s))
             n = max(per_exposure, min(n, 8 * st.max_blur_samples))
             moving = disp > 0.05
