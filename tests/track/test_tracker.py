@@ -226,3 +226,24 @@ def test_out_of_order_frames_and_bad_profiles(footage):
         Tracker(replace(footage["profile"], background=None), 60.0)
     with pytest.raises(SourceError, match="exposure"):
         Tracker(footage["profile"], 60.0, exposure_s=0.5)
+
+
+def test_ball_leaving_the_table_is_off_table():
+    """The physics' script sends the cue ball over the left cushion at its first contact."""
+    from vision_ref.sim.physics import Script
+
+    camera = CameraModel.overhead(W, H)
+    layout = Layout.standard()
+    shot = simulate(layout, Strike(speed=3000.0, angle=math.pi / 2), script=Script(off_table={"cue": 1}), tail=0.2)
+    settings = RenderSettings(draw_cue=False, player="none", seed=4)
+    renderer = Renderer(camera, settings=settings)
+    profile = profile_from_camera(camera, settings=settings, renderer=renderer)
+    tr = Tracker(profile, 60.0, settings.exposure_s)
+    n = min(renderer.n_frames(shot), 80)
+    obs = [tr.update(frame(i, renderer.render_frame(shot, i))) for i in range(n)]
+    k = BALL_IDS.index("cue")
+    states = [int(o.ball_state[k]) for o in obs]
+    assert states[10] == BallState.AT_REST
+    assert BallState.MOVING in states[36:50]
+    assert states[-1] == BallState.OFF_TABLE, states
+    assert all(o.ball_state[BALL_IDS.index("white1")] == BallState.AT_REST for o in obs[3:])

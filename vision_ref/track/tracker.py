@@ -223,7 +223,7 @@ class Tracker:
         self._still_frames = 0
         self._frames_since_coarse = 10**6
         self._dropped: list[int] = []
-        self._rows: list[tuple] = []
+        self._hist = _History()
         self.coarse_runs = 0
         self._frame_count = 0
         self._siting_known = False
@@ -346,7 +346,7 @@ class Tracker:
 
     @property
     def n_rows(self) -> int:
-        return len(self._rows)
+        return self._hist.n
 
     def _planes(self, frame: Frame):
         if not isinstance(frame, Frame):
@@ -604,9 +604,9 @@ class Tracker:
 
     def _backdate_rest(self, ball: int, n: int) -> None:
         """Rest is confirmed a few frames late: mark those rows at rest in the history too."""
-        for row in self._rows[-n:]:
-            if row[3][ball] == BallState.MOVING:
-                row[3][ball] = BallState.AT_REST
+        h = self._hist
+        rows = h.ball_state[max(h.n - n, 0):h.n, ball]
+        rows[rows == BallState.MOVING] = BallState.AT_REST
 
     def _start_ball(self, b: _Ball, x: float, y: float) -> None:
         b.kx = _Kalman1D(x)
@@ -655,6 +655,10 @@ class Tracker:
                 self._accept(b, best, dt)
             done.add(b.index)
         self._separate_touching()
+        for b in self.balls:
+            if b.found and not self._on_cloth(*b.meas):
+                b.state = BallState.OFF_TABLE  # over the cushion: in the air or on the rail
+                b.found = False
         lost = [b for b in self.balls if not b.found]
         self._frames_since_coarse += 1
         if lost and (self._frames_since_coarse >= 4 or any(b.lost_frames < 3 for b in lost)):
@@ -786,6 +790,12 @@ class Tracker:
             else:
                 b.state = BallState.UNKNOWN
 
+    def _on_cloth(self, x: float, y: float) -> bool:
+        """A ball's silhouette centroid (px) over the playing area (its centre inside the cushion noses)."""
+        t = self.table
+        mx, my = self.geo.ball_point(x, y)
+        return abs(mx) <= t.half_length + 3.0 and abs(my) <= t.half_width + 3.0
+
     def _cloth_visible(self, b: _Ball) -> bool:
         mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
         x, y = b.pos
@@ -817,6 +827,8 @@ class Tracker:
             cy = self.c_y0 + s * st[K.S_SY] / n
             if any(b.found and math.hypot(b.meas[0] - cx, b.meas[1] - cy) < 1.2 * b.radius for b in self.balls):
                 continue
+            if not self._on_cloth(cx, cy):
+                continue  # on a rail or beyond: not a ball in play (one that left the table stays OFF_TABLE)
             comps.append((cx, cy, n, st[K.S_SW] / n, st[K.S_SC] / n, st.copy()))
         # the cue ball first (colour decides), then whites (nearest to where they were)
         for b in sorted(lost, key=lambda b: b.index):
@@ -1132,32 +1144,57 @@ class Tracker:
                  "table_moving": self.table_moving}
         if placed:
             extra["placed"] = placed
-        self._rows.append((frame.t, frame.index, ball_xy, ball_state, ball_conf, ball_vel,
-                           pin_xy, pin_angle, pin_state, pin_conf, self.table_moving))
+        self._hist.append(frame.t, frame.index, ball_xy, ball_state, ball_conf, ball_vel,
+                          pin_xy, pin_angle, pin_state, pin_conf, self.table_moving)
         return Observations(frame.index, frame.t, ball_xy.copy(), ball_conf, ball_state.copy(), pin_xy, pin_angle,
                             pin_state, pin_conf, extra)
 
     def tracks(self, start_row: int = 0) -> Tracks:
         """Tracks of every object over the rows from ``start_row`` (one row per processed frame)."""
-        rows = self._rows[start_row:]
-        n = len(rows)
-        t = np.array([r[0] for r in rows], np.float64)
-        idx = np.array([r[1] for r in rows], np.int64)
-
-        def stack(k, shape, dtype=np.float64):
-            return np.array([r[k] for r in rows], dtype).reshape((n,) + shape)
-
-        bxy, bst, bcf, bvel = stack(2, (N_BALLS, 2)), stack(3, (N_BALLS,), np.int8), stack(4, (N_BALLS,)), stack(5, (N_BALLS, 2))
-        pxy, pang, pst, pcf = stack(6, (N_PINS, 2)), stack(7, (N_PINS,)), stack(8, (N_PINS,), np.int8), stack(9, (N_PINS,))
-        moving = np.array([r[10] for r in rows], bool)
-        balls = {b: Track(b, t, idx, bxy[:, i], np.nan_to_num(bvel[:, i], nan=0.0), bst[:, i], bcf[:, i])
-                 for i, b in enumerate(BALL_IDS)}
-        pvel = np.zeros((n, 2))
-        pins = {p: Track(p, t, idx, pxy[:, i], pvel, pst[:, i], pcf[:, i], angle=pang[:, i]) for i, p in enumerate(PIN_IDS)}
+        h = self._hist
+        sl = slice(min(max(int(start_row), 0), h.n), h.n)
+        n = sl.stop - sl.start
+        t = h.t[sl].copy()
+        idx = h.index[sl].copy()
+        balls = {b: Track(b, t, idx, h.ball_xy[sl, i].copy(), np.nan_to_num(h.ball_vel[sl, i], nan=0.0),
+                          h.ball_state[sl, i].copy(), h.ball_conf[sl, i].copy()) for i, b in enumerate(BALL_IDS)}
+        pins = {p: Track(p, t, idx, h.pin_xy[sl, i].copy(), np.zeros((n, 2)), h.pin_state[sl, i].copy(),
+                         h.pin_conf[sl, i].copy(), angle=h.pin_angle[sl, i].copy()) for i, p in enumerate(PIN_IDS)}
+        moving = h.moving[sl].copy()
         lo = idx[0] if n else 0
         dropped = np.array(sorted(d for d in set(self._dropped) if d >= lo), np.int64)
         return Tracks(t, idx, balls, pins, moving, dropped=dropped, fps=self.fps, exposure_s=self.exposure_s,
                       position_noise_mm=0.3)
+
+
+class _History:
+    """Every processed frame's output, in arrays that double when full (cheap to append and slice)."""
+
+    FIELDS = {
+        "t": ((), np.float64), "index": ((), np.int64), "ball_xy": ((N_BALLS, 2), np.float64),
+        "ball_state": ((N_BALLS,), np.int8), "ball_conf": ((N_BALLS,), np.float64),
+        "ball_vel": ((N_BALLS, 2), np.float64), "pin_xy": ((N_PINS, 2), np.float64),
+        "pin_angle": ((N_PINS,), np.float64), "pin_state": ((N_PINS,), np.int8),
+        "pin_conf": ((N_PINS,), np.float64), "moving": ((), bool),
+    }
+
+    def __init__(self, capacity: int = 1024):
+        self.n = 0
+        self.capacity = capacity
+        for name, (shape, dtype) in self.FIELDS.items():
+            setattr(self, name, np.zeros((capacity,) + shape, dtype))
+
+    def append(self, *values) -> None:
+        if self.n == self.capacity:
+            self.capacity *= 2
+            for name in self.FIELDS:
+                old = getattr(self, name)
+                new = np.zeros((self.capacity,) + old.shape[1:], old.dtype)
+                new[: self.n] = old[: self.n]
+                setattr(self, name, new)
+        for name, v in zip(self.FIELDS, values):
+            getattr(self, name)[self.n] = v
+        self.n += 1
 
 
 def _streak_of(res: np.ndarray) -> tuple[float, float]:
