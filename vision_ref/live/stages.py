@@ -87,12 +87,14 @@ class VisionStages:
         self._make = lambda: Tracker(profile, fps, exposure_s=exposure_s)
         self.tracker = self._make()
         self._row0 = 0
+        self._prev_start: int | None = None
         self._still = 0
         self._motion = False
 
     def reset(self) -> None:
         self.tracker = self._make()
         self._row0 = 0
+        self._prev_start = None
         self._still = 0
         self._motion = False
 
@@ -122,9 +124,15 @@ class VisionStages:
         from vision_ref.events.infer import infer_shot
         from vision_ref.events.segment import segment_shots
 
-        tracks = self.tracker.tracks(start_row=self._row0)
+        # The tracks handed over start at the previous shot's window, as review's whole-clip
+        # tracks would have it there: segmentation sees the previous shot (hand placements
+        # since then) and inference can look back to the last known pin states.
+        base = self._prev_start if self._prev_start is not None else self._row0
+        tracks = self.tracker.tracks(start_row=base)
+        cut = self._row0 - base  # rows before this belong to shots already decided
         last = len(tracks.t) - (0 if flushing else 1)
-        windows = [w for w in segment_shots(tracks) if getattr(w, "complete", True) and w.end_row < last]
+        windows = [w for w in segment_shots(tracks)
+                   if w.strike_row >= cut and getattr(w, "complete", True) and w.end_row < last]
         if not windows:
             # motion without a strike (a ball placed by hand, a pin set): nothing to decide
             self._motion = False
@@ -134,7 +142,8 @@ class VisionStages:
         fi = tracks.frame_index
         window = {"start_frame": int(fi[w.start_row]), "strike_frame": int(fi[w.strike_row]),
                   "end_frame": int(fi[w.end_row]), "strike_ns": int(round(tracks.t[w.strike_row] * 1e9))}
-        self._row0 += int(w.end_row)
+        self._row0 = base + int(w.end_row)
+        self._prev_start = base + int(w.start_row)
         if len(windows) == 1:
             self._motion = False
         try:
