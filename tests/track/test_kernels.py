@@ -118,8 +118,8 @@ def capsule_membership(i, j, cx, cy, ux, uy, hl, rho):
 def py_refine(wmap, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad):
     h, w = wmap.shape
     total = n_wide + n_narrow
-    for it in range(total + 1):
-        rho = r + 2.0 if (it < n_wide or it == total) else r + pad
+    for it in range(total):
+        rho = r + 2.0 if it < n_wide else r + pad
         acc = []
         for j in range(h):
             for i in range(w):
@@ -130,11 +130,10 @@ def py_refine(wmap, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad):
         sw = sum(x[1] for x in acc)
         mx = sum(x[1] * x[2] for x in acc) / sw
         my = sum(x[1] * x[3] for x in acc) / sw
-        if it == total:
+        if it == total - 1:
             sxx = sum(x[1] * x[2] ** 2 for x in acc) / sw - mx * mx
             sxy = sum(x[1] * x[2] * x[3] for x in acc) / sw - mx * my
             syy = sum(x[1] * x[3] ** 2 for x in acc) / sw - my * my
-            break
         cx, cy = cx + mx, cy + my
     fill = sw / (math.pi * r * r + 4 * r * hl)
     return np.array([cx, cy, sw, area, sxx, sxy, syy, fill])

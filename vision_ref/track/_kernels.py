@@ -252,9 +252,10 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narr
     the estimate moves smoothly. ``n_wide`` iterations use rho = r + 2 (fast pull-in),
     then ``n_narrow`` use rho = r + pad_narrow: a margin just wide enough to hold the
     whole blob (chroma subsampling widens a coloured ball's blob by a pixel or so)
-    while touching neighbours, pins and cushions stay (almost) outside. A blurred disk is the disk convolved with the streak, so
-    the centroid is the centre at mid-exposure. Writes the centre, weight sum, region
-    area, the weighted covariance (for the streak length) and the fill fraction.
+    while touching neighbours, pins and cushions stay (almost) outside. A blurred disk
+    is the disk convolved with the streak, so the centroid is the centre at
+    mid-exposure. Writes the centre, and from the last pass the weight sum, region
+    area, weighted covariance (for the streak length) and fill fraction.
     """
     total = n_wide + n_narrow
     sw = 0.0
@@ -262,8 +263,8 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narr
     sxx = 0.0
     sxy = 0.0
     syy = 0.0
-    for it in range(total + 1):
-        rho = r + 2.0 if it < n_wide or it == total else r + pad_narrow
+    for it in range(total):
+        rho = r + 2.0 if it < n_wide else r + pad_narrow
         r_out2 = (rho + 0.5) * (rho + 0.5)
         r_in2 = (rho - 0.5) * (rho - 0.5)
         ext = rho + hl + 1.0
@@ -305,11 +306,10 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narr
             break
         mx = sx / sw
         my = sy / sw
-        if it == total:  # the last pass only measures (covariance about the final centre)
+        if it == total - 1:  # the last pass also measures (covariance about the new centre)
             sxx = sxx / sw - mx * mx
             sxy = sxy / sw - mx * my
             syy = syy / sw - my * my
-            break
         cx += mx
         cy += my
     out[R_CX] = cx

@@ -491,7 +491,7 @@ class Tracker:
         x0, y0, w, h = self._window(cx, cy, gate + r + hl + 4.0)
         if w < 2 * r + 3 or h < 2 * r + 3:
             return []
-        step = 2 if gate > 6.0 else 1
+        step = 2 if gate > 4.0 else 1
         gw, gh = (w + step - 1) // step, (h + step - 1) // step
         nm = self._window_masks(x0, y0, w, h)
         K.class_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, gh, gw, step, self.refs[b.index], self.prm,
@@ -509,7 +509,7 @@ class Tracker:
     def _refine_at(self, x: float, y: float, ux: float, uy: float, hl: float, r: float, n_wide: int):
         """Refine a ball near (x, y) on the full-resolution foreground; the result in frame px or None."""
         mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
-        x0, y0, w, h = self._window(x, y, r + hl + 6.0)
+        x0, y0, w, h = self._window(x, y, r + hl + 4.5)  # the wide pass reaches r + 2.5 (+ the start's error)
         if w < 3 or h < 3:
             return None
         nm = self._window_masks(x0, y0, w, h)
@@ -526,13 +526,13 @@ class Tracker:
     def _refined(self, cand):
         """Sub-pixel refinement of a peak of the last search; None when it holds no ball."""
         ux, uy, hl, r = self._win
-        res = self._refine_at(cand[0], cand[1], ux, uy, hl, r, 2)
+        res = self._refine_at(cand[0], cand[1], ux, uy, hl, r, 1)
         if res is None:
             return None
         # the streak seen may differ from the one predicted (a collision or cushion changed the
         # direction): refit along the measured axis
         axis, length = _streak_of(res)
-        if length > 3.0:
+        if length > 6.0:  # shorter streaks give no reliable axis
             mux, muy = math.cos(axis), math.sin(axis)
             turn = abs(mux * ux + muy * uy)
             # with a known exposure the predicted length is kept (a pin pushed ahead of the ball
