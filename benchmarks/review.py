@@ -28,7 +28,9 @@ here), and compared with the simulator's truth record at that frame rate:
   pipeline's own decoding), both measured in this run; and seconds of processing
   per second of video.
 
-The last line is the summary: ``review: shots=... order_exact=...% ...``.
+Then the bundled multi-shot sample (``sample_videos/demo_match``, when present) is
+reviewed with its calibration profile and its calls compared shot by shot with the
+truth match. The last line is the summary: ``review: shots=... order_exact=...% ...``.
 """
 
 from __future__ import annotations
@@ -177,6 +179,31 @@ def decode_seconds(video: Path) -> tuple[float, int]:
     return time.perf_counter() - t0, n
 
 
+def review_sample_match(profile_path: Path | None) -> str | None:
+    """The bundled multi-shot sample (sample_videos/demo_match): shots found and calls
+    agreeing with the truth's, shot by shot, at the full 1456x1088 of the samples."""
+    from vision_ref.review.pipeline import review_video
+    from vision_ref.rules import Match
+
+    video = REPO / "sample_videos" / "demo_match.mp4"
+    truth_path = video.with_suffix("").with_suffix(".truth.json")
+    if not (video.is_file() and truth_path.is_file()):
+        return None
+    truth = json.loads(truth_path.read_text())
+    truth_match = Match.from_match_file(truth["record"])
+    want = [call_of(d) for d in truth_match.decisions]
+    with tempfile.TemporaryDirectory() as tmp:
+        dec_s, n_frames = decode_seconds(video)
+        t0 = time.perf_counter()
+        res = review_video(video, tmp, calibration=profile_path, annotated=False, progress=False)
+        rev_s = time.perf_counter() - t0
+    got = [call_of(d) for d in res.decisions]
+    agree = sum(a == b for a, b in zip(got, want))
+    return (f"demo_match ({n_frames} frames 1456x1088, profile {'calibration/' + profile_path.name if profile_path else 'none'}): "
+            f"{len(got)} shots found of {len(want)}, calls agree in order {agree}/{len(want)}, "
+            f"review {rev_s:.1f} s vs decode {dec_s:.1f} s (ratio {rev_s / max(dec_s, 1e-9):.2f})")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="4 short scenarios + 4 short random shots at 60 fps")
@@ -187,6 +214,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "vision-ref-bench-review"),
                     help="where rendered clips are kept between runs")
     ap.add_argument("--json", default=None, help="also write the per-shot results here")
+    ap.add_argument("--no-sample", action="store_true", help="skip the bundled multi-shot sample match")
     args = ap.parse_args(argv)
 
     from vision_ref.calibrate.truth import profile_from_camera
@@ -273,6 +301,15 @@ def main(argv=None) -> int:
           f"{stage['infer_s']:.1f}, outputs {stage['write_s']:.1f}), decode only {dec:.1f} s (ratio {rev / max(dec, 1e-9):.2f}), "
           f"{rev / max(vid, 1e-9):.3f} s per s of video (decode {dec / max(vid, 1e-9):.3f}); rendering {render_s:.0f} s; "
           f"wall {time.perf_counter() - t_start:.0f} s")
+    if not args.no_sample:
+        from vision_ref.review.demo import find_profile
+
+        sample = REPO / "sample_videos" / "demo_match.mp4"
+        try:
+            line = review_sample_match(find_profile(sample)) if sample.is_file() else None
+        except VisionRefError as exc:
+            line = f"demo_match: review failed: {exc}"
+        print(line or "demo_match: sample video not present (sample_videos/README.md regenerates it)")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=str) + "\n")
     pct = lambda a, b: 100.0 * a / b if b else math.nan  # noqa: E731
