@@ -109,7 +109,7 @@ def run(args) -> int:
     def summarise(sel, conf):
         n = len(sel)
         order = sum(compare(with_confidence(r["rec"], conf), r["truth"]).order_ok for r in sel)
-        errs, right, confident, tp, fp, fn, wrong, root_right = [], 0, 0, 0, 0, 0, [], 0
+        errs, right, confident, tp, fp, fn, wrong, root_right, root_wrong = [], 0, 0, 0, 0, 0, [], 0, []
         for r in sel:
             c = compare(with_confidence(r["rec"], conf), r["truth"])
             errs += [e * r["fps"] for e in c.time_errors]  # in frames
@@ -118,6 +118,7 @@ def run(args) -> int:
             confident += c.pins_confident
             tp, fp, fn = tp + c.doubt_tp, fp + c.doubt_fp, fn + c.doubt_fn
             wrong += [f"{r['name']}@{r['fps']} {w}" for w in c.pins_wrong]
+            root_wrong.extend(f"{r['name']}@{r['fps']} {w}" for w in c.roots_wrong)
         return {
             "n": n, "order": order / max(n, 1),
             "median_frames": statistics.median(errs) if errs else float("nan"),
@@ -126,7 +127,7 @@ def run(args) -> int:
             "root_attribution": root_right / confident if confident else float("nan"),
             "doubt_precision": tp / (tp + fp) if tp + fp else float("nan"),
             "doubt_recall": tp / (tp + fn) if tp + fn else float("nan"),
-            "doubts": tp + fp, "wrong": wrong,
+            "doubts": tp + fp, "wrong": wrong, "root_wrong": root_wrong,
         }
 
     def summarise_base(sel):
@@ -178,11 +179,13 @@ def run(args) -> int:
     b = summarise_base(rows)
     for w in s["wrong"][: args.show]:
         print("  wrong attribution:", w)
+    for w in s["root_wrong"][: args.show]:
+        print("  wrong root ball (a silent wrong call risk):", w)
     print(f"\nelapsed {time.time() - t0:.1f} s")
     print(f"events: shots={len(rows)} order={s['order']:.3f} baseline_order={b['order']:.3f} "
           f"median_dt_frames={s['median_frames']:.3f} baseline_median_dt_frames={b['median_frames']:.3f} "
           f"ratio={b['median_frames'] / s['median_frames']:.1f} attribution={s['attribution']:.4f} "
-          f"root_attribution={s['root_attribution']:.4f} "
+          f"root_attribution={s['root_attribution']:.4f} root_wrong={len(s['root_wrong'])} "
           f"baseline_attribution={b['attribution']:.3f} wrong={len(s['wrong'])} "
           f"doubt_precision={s['doubt_precision']:.2f} doubt_recall={s['doubt_recall']:.2f} "
           f"confidence={default} failures={len(failures)}")

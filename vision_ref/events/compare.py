@@ -41,6 +41,7 @@ class Comparison:
     pins_right: int = 0  # confident and the knocker equals the truth's
     pins_wrong: list[str] = field(default_factory=list)
     pins_root_right: int = 0  # confident and the ball at the root of the chain is the truth's
+    roots_wrong: list[str] = field(default_factory=list)
     doubt_tp: int = 0
     doubt_fp: int = 0
     doubt_fn: int = 0
@@ -101,8 +102,12 @@ def compare(inferred: dict, truth: dict) -> Comparison:
                 cmp.doubt_fn += 1
             if not inf_doubt:
                 cmp.pins_confident += 1
-                if ei.get("root", ei["by"]) == truth_roots.get(id(et), truth_by):
+                true_root = truth_roots.get(id(et), truth_by)
+                if ei.get("root", ei["by"]) == true_root:
                     cmp.pins_root_right += 1
+                else:
+                    cmp.roots_wrong.append(f"{k[1]}: root {ei.get('root', ei['by'])} via {ei['by']} "
+                                           f"(truth {true_root} via {truth_by}) t={float(ei['t']):.3f}")
                 if ei["by"] == truth_by:
                     cmp.pins_right += 1
                 else:

@@ -803,7 +803,7 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
     return eps
 
 
-def _pin_body(sh: _Shot, pin: str, t: float, base0: np.ndarray):
+def _pin_body(sh: _Shot, pin: str, t: float, base0: np.ndarray, lying: bool = False):
     """The observed body of a moving pin at time t: segment (a, b), interpolated."""
     tr = sh.tracks.pins[pin]
     tm = sh.tm
@@ -817,7 +817,7 @@ def _pin_body(sh: _Shot, pin: str, t: float, base0: np.ndarray):
     half = 0.5 * sh.table.pin_height_of(pin)
     d = c - base0
     L = float(np.hypot(*d))
-    if L <= half + 2.0:
+    if L <= half + 2.0 and not lying:
         # still toppling about its base: the body runs from the base to twice the centre offset
         return base0, base0 + 2.0 * d
     ang = tr.angle[k] if tr.angle is not None and np.isfinite(tr.angle[k]) else math.atan2(d[1], d[0])
@@ -927,7 +927,8 @@ def _closest_on_seg(p, a, b):
     return a + u * ab
 
 
-def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, ep: _Episode):
+def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, ep: _Episode,
+                    lying: bool = False):
     """When a moving pin's observed body reached the resting pin (time, sigma, direction)."""
     reach = sh.table.pin_top_radius(knocker) + sh.table.pin_top_radius(ep.pin)
     lo = max(k_onset, ep.t_lo - 2 * sh.dt)
@@ -936,7 +937,7 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
         return None
 
     def h(t):
-        body = _pin_body(sh, knocker, t, base0)
+        body = _pin_body(sh, knocker, t, base0, lying)
         if body is None:
             return math.inf
         if ep.geom[0] == "circle":
@@ -951,7 +952,8 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
     if len(inside) == 0:
         return None
     tc = float(ts[inside[0]])
-    body = _pin_body(sh, knocker, tc, base0)
+    already = inside[0] == 0  # in reach from the start (pins lying across each other)
+    body = _pin_body(sh, knocker, tc, base0, lying)
     n = None
     if body is not None:
         tgt = ep.geom[1] if ep.geom[0] == "circle" else 0.5 * (ep.geom[1] + ep.geom[2])
@@ -959,8 +961,12 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
         n = tgt - p
         nn = float(np.hypot(*n))
         n = n / nn if nn > 1e-6 else None
-    # an observed (interpolated) body: coarse timing
-    return tc, 0.35 * sh.dt, n
+    if already:
+        # touching all along: the contact time says nothing; any onset fits
+        return 0.5 * (ep.t_lo + ep.t_hi), ep.t_hi - ep.t_lo, n
+    # an observed body interpolated between frames (a toppling pin accelerates, its
+    # base may slide): coarse timing
+    return tc, 0.6 * sh.dt, n
 
 
 def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[str]]:
@@ -968,10 +974,10 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
     warnings: list[str] = []
     events: list[dict] = []
     roots: dict[str, list[str]] = {}  # pin -> balls at the root of its latest knock
-    started: dict[str, tuple[float, np.ndarray]] = {}  # pin -> (onset time, base) of its motion
+    started: dict[str, tuple[float, np.ndarray, bool, int]] = {}  # pin -> (onset time, base) of its motion
     fi = sh.tracks.frame_index
     conf_needed = sh.s.confidence
-    for ep in episodes:
+    def one(ep: _Episode) -> None:
         cands: dict[str, tuple[float, float, np.ndarray | None]] = {}
         for b in BALL_IDS:
             if b in sh.off_row and sh.off_row[b] <= ep.onset_row - 1:
@@ -979,12 +985,17 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             res = _ball_knock_time(sh, b, ep)
             if res is not None:
                 cands[b] = res
-        for k, (k_onset, base0) in started.items():
-            if k == ep.pin or k_onset >= ep.t_hi:
+        stale: set[str] = set()
+        for k, (k_onset, base0, k_lying, k_row) in started.items():
+            if k == ep.pin or k_onset >= ep.t_hi or not _pin_in_motion(sh, k, ep.onset_row):
                 continue
-            res = _pin_knock_time(sh, k, base0, k_onset, ep)
+            res = _pin_knock_time(sh, k, base0, k_onset, ep, k_lying)
             if res is not None:
                 cands[k] = res
+                if not all(_pin_in_motion(sh, k, r) for r in range(k_row + 1, ep.onset_row)):
+                    # it rested since its last knock and moves again unexplained so
+                    # far: what set it moving now is not known yet
+                    stale.add(k)
         gap = sh.gap_between(ep.t_lo - sh.dt, ep.t_hi + sh.dt)
         # likelihoods: contact time inside the onset interval, push along the pin's path
         like: dict[str, float] = {}
@@ -1003,6 +1014,13 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         total = sum(like.values()) + sh.s.unexplained
         t_hit = 0.5 * (ep.t_lo + ep.t_hi)
         frames = [int(fi[max(ep.onset_row - 1, 0)]), int(fi[ep.onset_row])]
+        was_leaning = int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) == int(PinState.LEANING)
+        if not cands and was_leaning:
+            # a leaning pin falls when its support moves away (T4-T6): the adjudicator
+            # follows that from before/after, no knock to report
+            started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), False, ep.onset_row)
+            roots[ep.pin] = []
+            return
         if not cands:
             movers = [b for b in BALL_IDS if b not in sh.off_row]
             events.append({"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": movers, "confidence": 0.0,
@@ -1010,14 +1028,16 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                            "forced_doubt": True})
             warnings.append(f"pin {ep.pin} started moving with nothing in reach")
             roots[ep.pin] = movers
-            started.setdefault(ep.pin, (t_hit, _geom_base(ep)))
-            continue
+            started.setdefault(ep.pin, (t_hit, _geom_base(ep), ep.geom[0] == "segment", ep.onset_row))
+            return
         post = {c: v / total for c, v in like.items()}
         # what the rules need is the ball at the root of the chain (L5): pins knocked
         # by one of several falling pins of one ball's chain are that ball's
         root_post: dict[str, float] = {}
         for c, v in post.items():
             rs = roots.get(c, []) if c in PIN_IDS else [c]
+            if c in stale:
+                rs = []
             if len(rs) == 1:
                 root_post[rs[0]] = root_post.get(rs[0], 0.0) + v
         best_root = max(root_post, key=root_post.get) if root_post else None
@@ -1043,12 +1063,18 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             # doubt (F8 is about several balls), only how well the timing fits
             doubt, weak = False, True
         elif doubt and len(balls) == 1:
-            # the lone candidate fits worse than "something unseen": widen to every
-            # ball in motion then
+            # the lone candidate fits worse than "something unseen": any other moving
+            # ball near the pin then is a candidate too; with none, the lone one stands
+            r = ep.onset_row
+            pin_at = _geom_base(ep)
             for b in BALL_IDS:
-                r = ep.onset_row
-                if b not in balls and sh.moving[b][max(r - 1, 0)] | sh.moving[b][r]:
+                xy = sh.tracks.balls[b].xy
+                near = any(np.all(np.isfinite(xy[q])) and float(np.hypot(*(xy[q] - pin_at))) < 4 * sh.R + 40.0
+                           for q in (max(r - 1, 0), r))
+                if b not in balls and near and (sh.moving[b][max(r - 1, 0)] or sh.moving[b][r]):
                     balls.append(b)
+            if len(balls) == 1:
+                doubt, weak = False, True
         extra = {"p": p_rounded, "p_root": {k: round(v, 4) for k, v in root_post.items()},
                  "by_for_root": {r: max([c for c in post if (roots.get(c, []) if c in PIN_IDS else [c]) == [r]],
                                         key=post.get) for r in root_post}}
@@ -1072,8 +1098,35 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                 ev["forced_doubt"] = True
             events.append(ev)
             roots[ep.pin] = balls
-        started[ep.pin] = (t_hit, _geom_base(ep))
+        started[ep.pin] = (t_hit, _geom_base(ep), ep.geom[0] == "segment", ep.onset_row)
+
+    # pins that start moving in the same frame can knock each other: decide the
+    # group until the roots settle (a heap pushed at once, RULES L5 / F5)
+    k = 0
+    while k < len(episodes):
+        group = [e for e in episodes[k:] if e.onset_row == episodes[k].onset_row]
+        n_ev, n_w = len(events), len(warnings)
+        for _ in range(3 if len(group) > 1 else 1):
+            del events[n_ev:]
+            del warnings[n_w:]
+            for ep in group:
+                one(ep)
+        k += len(group)
     return events, warnings
+
+
+def _pin_in_motion(sh: _Shot, pin: str, row: int) -> bool:
+    """The pin moves around this row (a resting pin knocks nothing)."""
+    tr = sh.tracks.pins[pin]
+    for r in (row - 1, row):
+        if r < 1:
+            continue
+        if int(tr.state[r]) == int(PinState.MOVING):
+            return True
+        step = tr.xy[r] - tr.xy[r - 1]
+        if np.all(np.isfinite(step)) and float(np.hypot(*step)) > 6 * sh.sig + 1.0:
+            return True
+    return False
 
 
 def _geom_base(ep: _Episode) -> np.ndarray:

@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+from tests.events.conftest import concat_tracks, rephase
+from vision_ref.errors import ContractError
+from vision_ref.events.segment import segment_shots
+from vision_ref.events.synthetic import tracks_from_truth
+from vision_ref.sim.scenarios import get_scenario
+
+
+@pytest.mark.parametrize("fps", [60.0, 120.0])
+@pytest.mark.parametrize("phase", [0.0, 0.3, 0.8])
+def test_strike_time_is_sub_frame(carom_shot, fps, phase):
+    rephase(carom_shot, fps, phase)
+    tracks = tracks_from_truth(carom_shot, fps, noise_mm=0.7, seed=int(10 * phase), exposure_s=0.5 / fps)
+    (w,) = segment_shots(tracks)
+    assert w.struck == "cue"
+    # well inside a frame, and within the error it claims
+    err = abs(w.strike_t - carom_shot.strike_time)
+    assert err < 0.15 / fps
+    assert err < 4 * w.strike_sigma + 0.02 / fps
+    assert w.strike_sigma < 0.25 / fps
+    assert w.complete
+
+
+def test_wrong_ball_struck_is_found():
+    shot = get_scenario("foul_F6_wrong_ball").simulate(0)
+    tracks = tracks_from_truth(shot, 60.0, noise_mm=0.7, seed=2, exposure_s=1 / 120)
+    (w,) = segment_shots(tracks)
+    assert w.struck == shot.strike.ball == "white1"
+
+
+def test_two_shots_and_a_hand_placement(carom_shot, pin_shot):
+    a = tracks_from_truth(carom_shot, 60.0, noise_mm=0.5, seed=1)
+    b = tracks_from_truth(pin_shot, 60.0, noise_mm=0.5, seed=2)
+    both = concat_tracks(a, b, moved={"white2": (0.0, 250.0)})
+    w1, w2 = segment_shots(both)
+    assert w1.end_row < w2.start_row <= w2.strike_row
+    assert abs(w2.strike_t - (pin_shot.strike_time + a.t[-1] + 13 / 60.0)) < 0.2 / 60.0
+    moved = {h["piece"] for h in w2.hand_placements}
+    # white2 carried 250 mm, cue and white1 back to the second set-up; the first shot
+    # knocked no pin, so no pin was touched
+    assert moved == {"cue", "white1", "white2"}
+    w2_move = next(h for h in w2.hand_placements if h["piece"] == "white2")
+    assert abs(w2_move["to"][1] - w2_move["from"][1] - 250.0) < 3.0
+    assert not {"king", "head", "foot", "left", "right"} & moved
+    assert w1.hand_placements == []
+
+
+def test_still_tracks_have_no_shot(carom_shot):
+    tracks = tracks_from_truth(carom_shot, 60.0)
+    still = tracks_from_truth(carom_shot, 60.0)
+    n = int(carom_shot.strike_time * 60) - 1
+    for group in (still.balls, still.pins):
+        for tr in group.values():
+            for name in ("t", "frame_index", "xy", "vel", "state", "conf", "angle"):
+                val = getattr(tr, name)
+                if val is not None:
+                    setattr(tr, name, val[:n])
+    still.t, still.frame_index, still.moving = tracks.t[:n], tracks.frame_index[:n], tracks.moving[:n]
+    assert segment_shots(still) == []
+
+
+def test_bad_tracks_are_rejected(carom_shot):
+    with pytest.raises(ContractError):
+        segment_shots("not tracks")
+    tracks = tracks_from_truth(carom_shot, 60.0)
+    tracks.t = tracks.t[::-1].copy()
+    with pytest.raises(ContractError) as err:
+        segment_shots(tracks)
+    assert "increase" in str(err.value)
