@@ -247,3 +247,24 @@ def test_ball_leaving_the_table_is_off_table():
     assert BallState.MOVING in states[36:50]
     assert states[-1] == BallState.OFF_TABLE, states
     assert all(o.ball_state[BALL_IDS.index("white1")] == BallState.AT_REST for o in obs[3:])
+
+
+def test_other_table_light_and_lens():
+    """Green cloth, a yellow cue ball, one off-centre lamp plus a window, a tilted camera with barrel distortion."""
+    camera = CameraModel.overhead(W, H, tilt_deg=4.0, dist=(-0.08, 0.01, 0.0, 0.0, 0.0))
+    layout = Layout.standard()
+    cx, cy = layout.balls["cue"]
+    shot = simulate(layout, Strike(speed=3500.0, angle=math.atan2(-cy, -cx) + 0.05), tail=0.2)
+    settings = RenderSettings(draw_cue=False, player="none", seed=7, cloth_rgb="green", cue_ball_rgb="yellow",
+                              lamps="window")
+    renderer = Renderer(camera, settings=settings)
+    profile = profile_from_camera(camera, settings=settings, renderer=renderer)
+    tr = Tracker(profile, 60.0, settings.exposure_s)
+    truth = renderer.frame_truth(shot)["frames"]
+    n = 100
+    obs = [tr.update(frame(i, renderer.render_frame(shot, i))) for i in range(n)]
+    err, moving = errors(obs, truth[:n])
+    assert np.mean(~np.isnan(err)) == 1.0
+    assert np.nanmedian(err[~moving]) < 1.0 and np.nanmedian(err[moving]) < 3.0
+    pin_truth = np.array([[f["pins"][p]["state"] for p in PIN_IDS] for f in truth[:n]])
+    assert np.mean(np.array([o.pin_state for o in obs]) == pin_truth) > 0.93

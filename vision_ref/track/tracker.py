@@ -208,8 +208,8 @@ class Tracker:
         self._refine = np.zeros(K.N_REFINE)
         self._probe_out = np.zeros(3)
         self._blob = np.zeros(K.N_BLOB)
-        self._masks = np.zeros((N_BALLS + N_PINS, 3))
-        self._wmasks = np.zeros((N_BALLS + N_PINS, 3))
+        self._masks = np.zeros((3 * N_BALLS + N_PINS + 4, 3))
+        self._wmasks = np.zeros((3 * N_BALLS + N_PINS + 4, 3))
         self._empty3 = np.zeros((1, 1, 3), np.uint8)
         self._empty2 = np.zeros((1, 1), np.uint8)
         self._empty_uv = np.zeros((1, 1, 2), np.uint8)
@@ -889,6 +889,18 @@ class Tracker:
                       self._w_fg, self._w_band, self._w_u, self._w_v)
 
     def _track_pins(self) -> None:
+        # balls are masked for the pins with a margin, and along their blur streak (three
+        # disks cover the capsule): a streak's faint tail is pin-sized and must not be taken
+        self._n_masks = 0
+        for b in self.balls:
+            if not b.found:
+                continue
+            x, y = b.meas
+            ux, uy, hl = self._streak(b)
+            self._push_mask(x, y, b.radius + 2.0)
+            if hl > 1.0:
+                self._push_mask(x + hl * ux, y + hl * uy, b.radius + 2.0)
+                self._push_mask(x - hl * ux, y - hl * uy, b.radius + 2.0)
         n_ball_masks = self._n_masks
         loose: list[_Pin] = []
         for p in self.pins:
