@@ -313,11 +313,20 @@ def nose_edge_in_profile(s: np.ndarray, prof: np.ndarray, cushion_px: float, noi
     return float(s[k] + off * step), float(prof[min(k + int(2 / step), len(s) - 1)] - prof[max(k - int(2 / step), 0)])
 
 
-def rising_edges(s: np.ndarray, prof: np.ndarray, g_thr: float) -> tuple[np.ndarray, np.ndarray]:
-    """Sub-pixel positions and strengths of the rising steps (going outwards) of a smoothed profile."""
+def rising_edges(s: np.ndarray, prof: np.ndarray, g_thr: float, min_rise: float = 0.0,
+                 half_width: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
+    """Sub-pixel positions and strengths of the rising steps (going outwards) of a smoothed profile.
+
+    A step must also rise by ``min_rise`` grey levels across +-``half_width`` px: the
+    codec's ringing next to a strong edge makes steep but tiny wiggles.
+    """
     step = s[1] - s[0]
     g = np.gradient(prof, step)
     k = np.nonzero((g[1:-1] > g_thr) & (g[1:-1] >= g[:-2]) & (g[1:-1] > g[2:]))[0] + 1
+    if min_rise > 0 and len(k):
+        m = max(1, int(round(half_width / step)))
+        rise = prof[np.minimum(k + m, len(prof) - 1)] - prof[np.maximum(k - m, 0)]
+        k = k[rise >= min_rise]
     if len(k) == 0:
         return np.zeros(0), np.zeros(0)
     a, b, c = g[k - 1], g[k], g[k + 1]
@@ -340,10 +349,12 @@ def _nose_track(s, prof, ts, origins, nrm, cushion_px, rng_seed: int = 0):
     g_cloth = np.gradient(prof[:, i0:i1], step, axis=1)
     noise_g = 1.4826 * float(np.median(np.abs(g_cloth - np.median(g_cloth))))
     g_thr = max(3.5 * noise_g, 0.6)
+    noise_p = 1.4826 * float(np.median(np.abs(prof[:, i0:i1] - np.median(prof[:, i0:i1], axis=1, keepdims=True))))
+    min_rise = max(3.0, 4.0 * noise_p)
     lo = int(np.searchsorted(s, -2.0 * cushion_px))
     cand_t, cand_s, cand_g, cand_k = [], [], [], []
     for k in range(len(ts)):
-        pos, strength = rising_edges(s[lo:], prof[k, lo:], g_thr)
+        pos, strength = rising_edges(s[lo:], prof[k, lo:], g_thr, min_rise, half_width=max(1.0, 0.09 * cushion_px))
         pos, strength = pos[:3], strength[:3]  # the nose is among the innermost steps; outside is rail texture
         cand_t += [ts[k]] * len(pos)
         cand_s += list(pos)
