@@ -17,7 +17,8 @@ Conventions (the same a real tracker follows, see vision_ref.messages):
 - states come from the sampled world (not from simulator internals), so any
   ``ShotSimulation`` (a single shot or a multi-shot sequence) works: a ball is
   MOVING when its centre moves faster than 5 mm/s, OFF_TABLE when invisible or
-  outside the cushions / below the cloth, IN_HAND when lifted above the cloth.
+  outside the cushions, below the cloth or flying, IN_HAND when lifted (slowly)
+  above the cloth inside the cushions.
 """
 
 from __future__ import annotations
@@ -102,10 +103,13 @@ def tracks_from_truth(
         )
         state = np.full(n, int(BallState.AT_REST), dtype=np.int8)
         state[speed > _MOVING_SPEED] = int(BallState.MOVING)
-        lifted = z > R + 5.0
+        # a ball above the cloth inside the cushions, moving slowly, is in a hand; one
+        # beyond the cushions, below the cloth or flying fast has left the table
+        flying = speed > 1000.0
+        lifted = (z > R + 5.0) & ~outside & ~flying
         state[lifted] = int(BallState.IN_HAND)
-        off = ~vis | outside | (z < R - 5.0)
-        state[off & ~lifted] = int(BallState.OFF_TABLE)
+        off = ~vis | outside | (z < R - 5.0) | ((z > R + 5.0) & flying)
+        state[off] = int(BallState.OFF_TABLE)
         moving |= state == int(BallState.MOVING)
         xy = xy + rng.normal(0.0, noise_mm, size=xy.shape) if noise_mm > 0 else xy.copy()
         xy[~vis] = np.nan

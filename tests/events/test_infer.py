@@ -1,0 +1,172 @@
+import math
+
+import numpy as np
+import pytest
+
+from tests.events.conftest import rephase
+from vision_ref.errors import ContractError
+from vision_ref.events.baseline import frame_level_events
+from vision_ref.events.compare import compare, onset_truth
+from vision_ref.events.infer import InferenceSettings, infer_shot
+from vision_ref.events.segment import ShotWindow, segment_shots
+from vision_ref.events.synthetic import tracks_from_truth
+from vision_ref.rules import Match, validate_shot
+from vision_ref.sim.physics import Layout, Strike, simulate
+from vision_ref.sim.scenarios import get_scenario
+
+
+def _infer(shot, fps, seed=0, phase=0.37, noise=0.7, dropped=(), settings=None):
+    rephase(shot, fps, phase)
+    tracks = tracks_from_truth(shot, fps, noise_mm=noise, seed=seed, exposure_s=0.5 / fps, dropped=dropped)
+    (window,) = segment_shots(tracks)
+    rec = infer_shot(tracks, window, shooter="A", settings=settings)
+    return rec, onset_truth(shot.truth_record(fps), shot, fps), tracks, window
+
+
+@pytest.mark.parametrize("fps", [60.0, 120.0])
+def test_contact_times_are_sub_frame(carom_shot, fps):
+    rec, truth, _, _ = _infer(carom_shot, fps, seed=3)
+    c = compare(rec, truth)
+    assert c.order_ok
+    frames = [e * fps for e in c.time_errors]
+    assert len(frames) == 4  # ball-ball + three cushions
+    assert max(frames) < 0.25  # every contact within a quarter frame
+    assert np.median(frames) < 0.125  # the issue's target
+
+
+def test_pin_chain_order_times_and_attribution(pin_shot):
+    rec, truth, _, _ = _infer(pin_shot, 120.0, seed=1)
+    c = compare(rec, truth)
+    assert c.order_ok
+    assert c.pins_total == 4 and c.pins_right == c.pins_confident == 4
+    by = {e["pin"]: e["by"] for e in rec["events"] if e["type"] == "pin_hit"}
+    assert by == {"head": "cue", "king": "head", "foot": "king", "right": "cue"}
+    ball_knocks = c.time_errors_by_kind["pin_by_ball"]
+    assert max(ball_knocks) * 120 < 0.5
+
+
+def test_sub_frame_beats_the_frame_level_baseline():
+    """At 60 fps a fast shot puts several contacts in one frame interval: the baseline
+    gets their order wrong in many shots, the fitted paths do not."""
+    from vision_ref.sim.random_shots import random_shot
+
+    rng = np.random.default_rng(11)
+    ours = base = 0
+    n = 12
+    for i in range(n):
+        shot = rephase(random_shot(rng), 60.0, rng.uniform())
+        tracks = tracks_from_truth(shot, 60.0, noise_mm=0.7, seed=i, exposure_s=1 / 120)
+        (w,) = segment_shots(tracks)
+        truth = onset_truth(shot.truth_record(60.0), shot, 60.0)
+        ours += compare(infer_shot(tracks, w, shooter="A"), truth).order_ok
+        base += compare({"events": frame_level_events(tracks, w)}, truth).order_ok
+    assert ours >= 0.66 * n  # the benchmark measures ~80 % at 60 fps on a larger corpus
+    assert ours >= base + 3
+
+
+@pytest.mark.parametrize("name", ["legal_L3_cue_off_cushion", "legal_L4_white_off_white", "legal_L5_pin_chain",
+                                  "foul_F2_cue_off_table", "foul_F4_direct", "foul_F6_wrong_ball",
+                                  "B2_white_off_table", "score_6_three_pins"])
+def test_scenarios_give_the_truths_decision(name):
+    shot = get_scenario(name).simulate(0)
+    for fps in (60.0, 120.0):
+        rec, truth, _, _ = _infer(shot, fps, seed=2)
+        assert compare(rec, truth).order_ok, (name, fps)
+        ours = Match(["A", "B"], "A").play(rec)
+        exact = Match(["A", "B"], "A").play(shot.truth_record(fps))
+        for key in ("foul", "fouls", "points", "pins_down", "next", "carom"):
+            assert ours[key] == exact[key], (name, fps, key)
+
+
+def test_off_table_ball(off_table_shot):
+    rec, truth, _, _ = _infer(off_table_shot, 60.0)
+    kinds = [e["type"] for e in rec["events"]]
+    assert "off_table" in kinds
+    off = next(e for e in rec["events"] if e["type"] == "off_table")
+    cushion = next(e for e in rec["events"] if e["type"] == "cushion" and e["ball"] == off["ball"])
+    assert off["t"] >= cushion["t"]
+    assert rec["after"]["balls"]["cue"] is None
+    exact = next(e for e in truth["events"] if e["type"] == "off_table")
+    assert abs(off["t"] - exact["t"]) < 0.25 / 60.0
+
+
+def test_record_is_valid_and_carries_its_extras(pin_shot):
+    rec, _, tracks, window = _infer(pin_shot, 60.0)
+    validate_shot(rec)
+    assert rec["frames"]["strike"] == int(tracks.frame_index[window.strike_row])
+    assert 0.0 <= rec["confidence"] <= 1.0
+    for e in rec["events"]:
+        assert 0.0 <= e["confidence"] <= 1.0
+        if e["type"] != "strike":
+            assert e["frames"][0] <= e["frames"][1]
+    assert [e["t"] for e in rec["events"]] == sorted(e["t"] for e in rec["events"])
+
+
+def test_a_lone_moving_ball_at_a_pin_is_no_doubt():
+    """A white at rest beside the pin is no candidate: only the moving cue ball is."""
+    R = 30.75
+    reach = R + 10.0
+    # white1 rolls at the head pin from +y, the cue ball from -x; both arrive at t ~ 0.2 s
+    v_cue, v_w = 2500.0, 2500.0
+    t_hit = 0.2
+    head = np.array([-73.5, 0.0])
+    cue0 = head + np.array([-(reach + 0.5 * 0) - v_cue * t_hit * 0.985, 0.0])
+    layout = Layout.standard(balls={"cue": tuple(cue0), "white1": (-73.5, 0.0 + reach + v_w * t_hit * 0.985),
+                                    "white2": (900.0, 300.0)})
+    shot = simulate(layout, Strike("cue", v_cue, 0.0))
+    truth = shot.truth_record(60.0)
+    pin_events = [e for e in truth["events"] if e["type"] in ("pin_hit", "doubt")]
+    if not any(e.get("pin") == "head" for e in pin_events):
+        pytest.skip("the set-up did not reach the head pin")
+    # the cue alone moves here (white1 is at rest): the knock is clear, no doubt
+    rec, _, _, _ = _infer(shot, 60.0)
+    head_ev = next(e for e in rec["events"] if e.get("pin") == "head")
+    assert head_ev["type"] == "pin_hit" and head_ev["by"] == "cue"
+
+
+def test_dropped_frame_in_a_contact_window_is_never_guessed(pin_shot):
+    fps = 60.0
+    rephase(pin_shot, fps, 0.37)
+    # drop the frame in which the king starts to fall
+    t_king = next(e.t for e in pin_shot.events if e.type == "pin_hit" and e.data["pin"] == "king")
+    drop = int(math.floor((pin_shot.strike_time + t_king) * fps)) + 1
+    rec, _, tracks, _ = _infer(pin_shot, fps, dropped=[drop])
+    assert drop in tracks.dropped
+    king = [e for e in rec["events"] if e.get("pin") == "king"][0]
+    # either a doubt, or a knock whose every candidate leads to one ball, marked as in a gap
+    assert king["type"] == "doubt" or (king.get("gap") and len(king["root_candidates"]) == 1)
+    assert king["confidence"] < 1.0 or king["type"] == "doubt"
+
+
+def test_dropped_frame_at_a_ball_contact_is_flagged(carom_shot):
+    fps = 60.0
+    rephase(carom_shot, fps, 0.37)
+    t_bb = next(e.t for e in carom_shot.events if e.type == "ball_ball")
+    drop = int(math.floor((carom_shot.strike_time + t_bb) * fps))
+    rec, truth, _, _ = _infer(carom_shot, fps, dropped=[drop, drop + 1])
+    bb = next(e for e in rec["events"] if e["type"] == "ball_ball")
+    assert bb.get("gap") is True
+    assert bb["confidence"] <= 0.5
+    assert compare(rec, truth).order_ok
+
+
+def test_confidence_setting_is_validated():
+    with pytest.raises(ContractError) as err:
+        InferenceSettings(confidence=1.5)
+    assert err.value.field == "settings.confidence"
+
+
+def test_bad_window_and_shooter(carom_shot):
+    tracks = tracks_from_truth(carom_shot, 60.0)
+    (w,) = segment_shots(tracks)
+    bad = ShotWindow(start_row=0, strike_row=5, end_row=len(tracks.t) + 10, struck="cue", strike_t=0.6,
+                     strike_sigma=0.001)
+    with pytest.raises(ContractError) as err:
+        infer_shot(tracks, bad, shooter="A")
+    assert err.value.field == "window"
+    with pytest.raises(ContractError):
+        infer_shot(tracks, w, shooter="")
+    with pytest.raises(ContractError):
+        infer_shot(tracks, {"start_row": 0}, shooter="A")
+    with pytest.raises(ContractError):
+        infer_shot("tracks", w, shooter="A")
