@@ -268,3 +268,27 @@ def test_other_table_light_and_lens():
     assert np.nanmedian(err[~moving]) < 1.0 and np.nanmedian(err[moving]) < 3.0
     pin_truth = np.array([[f["pins"][p]["state"] for p in PIN_IDS] for f in truth[:n]])
     assert np.mean(np.array([o.pin_state for o in obs]) == pin_truth) > 0.93
+
+
+def test_pins_thrown_onto_the_rail():
+    """The physics' script throws the king onto the rail (lying) and the head pin (standing)."""
+    from vision_ref.sim.physics import Script
+
+    camera = CameraModel.overhead(W, H)
+    layout = Layout.standard()
+    cx, cy = layout.balls["cue"]
+    shot = simulate(layout, Strike(speed=2500.0, angle=math.atan2(-cy, -cx)),
+                    script=Script(pin_to_rail={"head": "rail_standing", "king": "rail_down"}), tail=0.3)
+    settings = RenderSettings(draw_cue=False, player="none", seed=3)
+    renderer = Renderer(camera, settings=settings)
+    profile = profile_from_camera(camera, settings=settings, renderer=renderer)
+    tr = Tracker(profile, 60.0, settings.exposure_s)
+    n = min(renderer.n_frames(shot), 130)
+    obs = [tr.update(frame(i, renderer.render_frame(shot, i))) for i in range(n)]
+    truth = renderer.frame_truth(shot)["frames"][n - 1]["pins"]
+    assert truth["king"]["state"] == PinState.RAIL_DOWN and truth["head"]["state"] == PinState.RAIL_STANDING
+    last = obs[-1]
+    assert last.pin_state[PIN_IDS.index("king")] == PinState.RAIL_DOWN
+    assert last.pin_state[PIN_IDS.index("head")] == PinState.RAIL_STANDING
+    head_xy = last.pin_xy[PIN_IDS.index("head")]
+    assert np.linalg.norm(head_xy - np.array(truth["head"]["xy"])) < 10.0  # mm, a standing pin's base on the rail

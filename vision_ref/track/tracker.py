@@ -268,6 +268,7 @@ class Tracker:
         t = self.table
         spots = np.array([t.pin_spot(p) for p in PIN_IDS])
         self.pin_h = np.array([t.pin_height_of(p) for p in PIN_IDS])
+        self.cam_centre = self.profile.camera.centre_world
         # a standing pin's blob from above is centred near its widest part and head
         self.pin_zeff = 0.5 * self.pin_h
         pts = np.column_stack([spots, self.pin_zeff])
@@ -1063,13 +1064,29 @@ class Tracker:
         p.cx, p.cy, p.area, p.length_mm = cx, cy, area, length_mm
         p.missing = 0
         p.stable = 0 if (changed and not first) else p.stable + 1
-        standing_len = 2.0 * t.pin_top_radius(PIN_IDS[k]) * 1.6
-        lying_len = 0.62 * self.pin_h[k]
         plane_z = 0.0
         xy0 = self.geo.plane_point(cx, cy, 0.0)
         on_rail = abs(xy0[0]) > t.half_length + 0.5 * t.cushion_width or abs(xy0[1]) > t.half_width + 0.5 * t.cushion_width
         if on_rail:
             plane_z = t.rail_height
+        # seen off-axis a standing pin images as long as its height's parallax: far out (on a
+        # rail) that is 40+ mm, so the thresholds follow the camera's view of this place
+        cam = self.cam_centre
+        hk = self.pin_h[k]
+        par = hk * math.hypot(xy0[0] - cam[0], xy0[1] - cam[1]) / max(cam[2] - plane_z - 0.5 * hk, 1.0)
+        width = 2.0 * t.pin_top_radius(PIN_IDS[k]) * 1.6
+        standing_len = math.hypot(width, par) + (8.0 if par > 15.0 else 0.0)
+        lying_len = max(0.62 * hk, standing_len + 10.0)
+        if par > 15.0 and length_mm <= standing_len:
+            # a standing pin's parallax streak points away from the camera's foot; a lying pin
+            # as long as that points anywhere
+            ax = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
+            tip = self.geo.plane_point(cx + 5.0 * math.cos(ax), cy + 5.0 * math.sin(ax), 0.0)
+            ux, uy = tip[0] - xy0[0], tip[1] - xy0[1]
+            rx, ry = xy0[0] - cam[0], xy0[1] - cam[1]
+            cosang = abs(ux * rx + uy * ry) / max(math.hypot(ux, uy) * math.hypot(rx, ry), 1e-9)
+            if cosang < 0.85:
+                standing_len = 0.0  # not along the parallax: lying (or leaning)
         if p.stable < 2:
             state = PinState.MOVING
             conf = 0.6
@@ -1081,7 +1098,10 @@ class Tracker:
             conf = 0.6 + 0.4 * min(1.0, p.stable / 5.0)
         else:
             # tilted and still: held up by something
-            state = PinState.LEANING if self._near_object(p) else PinState.DOWN
+            if on_rail:
+                state = PinState.RAIL_DOWN
+            else:
+                state = PinState.LEANING if self._near_object(p) else PinState.DOWN
             conf = 0.5 + 0.3 * min(1.0, p.stable / 5.0)
         if state in (PinState.STANDING, PinState.RAIL_STANDING):
             xy = self.geo.plane_point(cx, cy, plane_z + self.pin_zeff[k])
