@@ -73,9 +73,11 @@ def run_demo(out_dir, *, video=None, players=("A", "B"), target: int = 100, mode
     from vision_ref.review.pipeline import review_video
 
     path = Path(video) if video else find_sample_video()
-    profile = find_profile(path) if video is None else None
+    profile = find_profile(path)
     result = review_video(path, out_dir, calibration=profile, players=players, target=target, modes=modes,
                           annotated=annotated, progress=progress, settings=settings)
     if profile is None:
-        result.notes.append("no calibration profile found for the sample; calibrated from the video")
+        result.notes.append("no calibration profile found for the video; calibrated from its first still frames")
+    else:
+        result.notes.append(f"calibration profile: {profile}")
     return result
