@@ -78,3 +78,14 @@ def test_banner_shows_the_call_only_after_the_shot(setup):
     assert "Shot 1, A to play" in during
     assert any(t.startswith("Shot 1, A: foul F5") for t in after)
     assert "A 0  B 0" in during and f"A 0  B {s.decision['points']}" in after
+
+
+def test_labels_of_nearby_contacts_do_not_overlap(setup):
+    _, _, cam, _, ann, _ = setup
+    taken = []
+    spots = [ann._free_spot("3 white1 - pin head", 100, 100, taken, (cam.height, cam.width)) for _ in range(4)]
+    assert len(set(spots)) == 4  # four labels asked for the same place get four lines
+    for i in range(len(taken)):
+        for j in range(i):
+            a, b = taken[i], taken[j]
+            assert a[2] < b[0] or a[0] > b[2] or a[3] < b[1] or a[1] > b[3]

@@ -93,8 +93,28 @@ class Annotator:
     def _text(self, img, text: str, org, scale: float, colour, thick: int = 1) -> None:
         s = scale * self.scale
         t = max(1, int(round(thick * self.scale)))
-        cv2.putText(img, _ascii(text), org, cv2.FONT_HERSHEY_SIMPLEX, s, (0, 0, 0), t + 2, cv2.LINE_AA)
-        cv2.putText(img, _ascii(text), org, cv2.FONT_HERSHEY_SIMPLEX, s, colour, t, cv2.LINE_AA)
+        text = _ascii(text)
+        # a dark outline from the same glyphs shifted around: a thicker pen would advance
+        # differently per glyph (OpenCV) and the outline would drift off the letters
+        x, y = org
+        for dx, dy in ((-1, -1), (1, -1), (-1, 1), (1, 1), (0, 2), (2, 0), (0, -2), (-2, 0)):
+            cv2.putText(img, text, (x + dx, y + dy), cv2.FONT_HERSHEY_SIMPLEX, s, (0, 0, 0), t, cv2.LINE_AA)
+        cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, s, colour, t, cv2.LINE_AA)
+
+    def _free_spot(self, text: str, x: int, y: int, taken: list, shape) -> tuple[int, int]:
+        """Where to put a label near (x, y) so it covers no label already drawn:
+        the first free line below or above, alternating."""
+        (tw, th), base = cv2.getTextSize(_ascii(text), cv2.FONT_HERSHEY_SIMPLEX, 0.55 * self.scale, 1)
+        step = th + base + 4
+        for k in (0, 1, -1, 2, -2, 3, -3, 4, -4):
+            yy = y + k * step
+            box = (x, yy - th, x + tw, yy + base)
+            if all(box[2] < b[0] or box[0] > b[2] or box[3] < b[1] or box[1] > b[3] for b in taken):
+                if 0 <= box[1] and box[3] < shape[0]:
+                    taken.append(box)
+                    return x, yy
+        taken.append((x, y - th, x + tw, y + base))
+        return x, y
 
     def draw(self, img: np.ndarray, row: int) -> np.ndarray:
         tr = self.tracks
@@ -131,6 +151,7 @@ class Annotator:
                 cv2.circle(img, c, d, (230, 230, 230), 1, cv2.LINE_AA)
         # contacts: a numbered ring where each happened, for FLASH_S after it
         if shot is not None:
+            taken: list[tuple[int, int, int, int]] = []  # label boxes already drawn this frame
             for m in shot.marks:
                 age = t_now - (shot.strike_t + m.t)
                 if m.xy is None or not (0.0 <= age <= FLASH_S):
@@ -139,7 +160,9 @@ class Annotator:
                 colour = DOUBT if m.doubt else CONTACT
                 rad = int(self.ball_r_px * (1.3 + 1.2 * age / FLASH_S))
                 cv2.circle(img, self._pt(p), rad, colour, max(1, int(3 * self.scale)), cv2.LINE_AA)
-                self._text(img, f"{m.number} {m.text}", (int(p[0]) + rad + 4, int(p[1]) + 5), 0.55, colour)
+                label = f"{m.number} {m.text}"
+                x, y = self._free_spot(label, int(p[0]) + rad + 4, int(p[1]) + 5, taken, img.shape)
+                self._text(img, label, (x, y), 0.55, colour)
         # banner
         h = int(34 * self.scale)
         band = img[:h]
