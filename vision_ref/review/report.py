@@ -34,6 +34,10 @@ class ShotReport:
     placements: list[str] = field(default_factory=list)  # pieces moved by hand before the shot
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def _clock(seconds: float | None) -> str:
     if seconds is None:
         return "?"
@@ -268,7 +272,7 @@ def build_report(
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>",
            f"<h1>{_esc(title)}</h1>",
-           f'<div class="sub">{_esc(source)} &middot; {len(shots)} shots &middot; {fouls} fouls &middot; '
+           f'<div class="sub">{_esc(source)} &middot; {_n(len(shots), "shot")} &middot; {_n(fouls, "foul")} &middot; '
            f"{doubts} with a doubt &middot; first to play {_esc(match.get('first', players[0]))} &middot; "
            f"target {target} &middot; modes: {modes}</div>",
            f'<div class="final">Final score <b>{score}</b> &mdash; {result}</div>']
