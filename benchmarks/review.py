@@ -28,9 +28,9 @@ here), and compared with the simulator's truth record at that frame rate:
   pipeline's own decoding), both measured in this run; and seconds of processing
   per second of video.
 
-Then the bundled multi-shot sample (``sample_videos/demo_match``, when present) is
-reviewed with its calibration profile and its calls compared shot by shot with the
-truth match. The last line is the summary: ``review: shots=... order_exact=...% ...``.
+Then the bundled sample videos (``sample_videos/``, full size, when present) are
+reviewed with their calibration profile and their calls compared shot by shot with
+the truth (for ``demo_match`` a whole match). The last line is the summary: ``review: shots=... order_exact=...% ...``.
 """
 
 from __future__ import annotations
@@ -179,29 +179,41 @@ def decode_seconds(video: Path) -> tuple[float, int]:
     return time.perf_counter() - t0, n
 
 
-def review_sample_match(profile_path: Path | None) -> str | None:
-    """The bundled multi-shot sample (sample_videos/demo_match): shots found and calls
-    agreeing with the truth's, shot by shot, at the full 1456x1088 of the samples."""
+def review_samples() -> list[str]:
+    """The bundled sample videos (sample_videos/NAME.mp4 with NAME.truth.json), at their
+    full size with the samples' calibration profile: shots found and the calls, shot by
+    shot, against the truth (a shot record, or for demo_match a whole match file)."""
+    from vision_ref.review.demo import find_profile
     from vision_ref.review.pipeline import review_video
     from vision_ref.rules import Match
 
-    video = REPO / "sample_videos" / "demo_match.mp4"
-    truth_path = video.with_suffix("").with_suffix(".truth.json")
-    if not (video.is_file() and truth_path.is_file()):
-        return None
-    truth = json.loads(truth_path.read_text())
-    truth_match = Match.from_match_file(truth["record"])
-    want = [call_of(d) for d in truth_match.decisions]
-    with tempfile.TemporaryDirectory() as tmp:
-        dec_s, n_frames = decode_seconds(video)
-        t0 = time.perf_counter()
-        res = review_video(video, tmp, calibration=profile_path, annotated=False, progress=False)
-        rev_s = time.perf_counter() - t0
-    got = [call_of(d) for d in res.decisions]
-    agree = sum(a == b for a, b in zip(got, want))
-    return (f"demo_match ({n_frames} frames 1456x1088, profile {'calibration/' + profile_path.name if profile_path else 'none'}): "
-            f"{len(got)} shots found of {len(want)}, calls agree in order {agree}/{len(want)}, "
-            f"review {rev_s:.1f} s vs decode {dec_s:.1f} s (ratio {rev_s / max(dec_s, 1e-9):.2f})")
+    lines = []
+    for video in sorted((REPO / "sample_videos").glob("*.mp4")):
+        truth_path = video.with_suffix("").with_suffix(".truth.json")
+        if not truth_path.is_file():
+            continue
+        rec = json.loads(truth_path.read_text())["record"]
+        if rec.get("format") == "vision-ref.match/1":
+            want = [call_of(d) for d in Match.from_match_file(rec).decisions]
+        else:
+            want = [call_of(decide(rec))]
+        profile = find_profile(video)
+        with tempfile.TemporaryDirectory() as tmp:
+            dec_s, n_frames = decode_seconds(video)
+            t0 = time.perf_counter()
+            try:
+                res = review_video(video, tmp, calibration=profile, annotated=False, progress=False)
+            except Exception as exc:  # reported, the other samples still run
+                lines.append(f"sample {video.stem}: review failed: {type(exc).__name__}: {exc}")
+                continue
+            rev_s = time.perf_counter() - t0
+        got = [call_of(d) for d in res.decisions]
+        agree = sum(a == b for a, b in zip(got, want))
+        doubts = sum(any(e["type"] == "doubt" for e in r["events"]) for r in res.records)
+        lines.append(f"sample {video.stem} ({n_frames} frames): {len(got)}/{len(want)} shots, calls agree in order "
+                     f"{agree}/{len(want)}, {doubts} with a doubt; review {rev_s:.1f} s vs decode {dec_s:.1f} s "
+                     f"(ratio {rev_s / max(dec_s, 1e-9):.2f})")
+    return lines
 
 
 def main(argv=None) -> int:
@@ -214,7 +226,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "vision-ref-bench-review"),
                     help="where rendered clips are kept between runs")
     ap.add_argument("--json", default=None, help="also write the per-shot results here")
-    ap.add_argument("--no-sample", action="store_true", help="skip the bundled multi-shot sample match")
+    ap.add_argument("--no-sample", action="store_true", help="skip the bundled sample videos")
     args = ap.parse_args(argv)
 
     from vision_ref.calibrate.truth import profile_from_camera
@@ -302,14 +314,8 @@ def main(argv=None) -> int:
           f"{rev / max(vid, 1e-9):.3f} s per s of video (decode {dec / max(vid, 1e-9):.3f}); rendering {render_s:.0f} s; "
           f"wall {time.perf_counter() - t_start:.0f} s")
     if not args.no_sample:
-        from vision_ref.review.demo import find_profile
-
-        sample = REPO / "sample_videos" / "demo_match.mp4"
-        try:
-            line = review_sample_match(find_profile(sample)) if sample.is_file() else None
-        except VisionRefError as exc:
-            line = f"demo_match: review failed: {exc}"
-        print(line or "demo_match: sample video not present (sample_videos/README.md regenerates it)")
+        for line in review_samples() or ["samples: none in sample_videos/ (its README.md regenerates them)"]:
+            print(line)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=str) + "\n")
     pct = lambda a, b: 100.0 * a / b if b else math.nan  # noqa: E731
