@@ -329,9 +329,9 @@ def test_pin_weights_and_blobs_match_twin(seed):
             y, u, v = py_read_yuv(K.MODE_BGR, fr, None, None, y0 + j, x0 + i)
             f = py_fg(y, u, v, by[y0 + j, x0 + i], bu[y0 + j, x0 + i], bv[y0 + j, x0 + i], PRM)
             s = 128.0 / max(y, 12.0)
-            c = math.hypot((u - 128) * s, (v - 128) * s)
+            nv_ = (v - 128) * s
             assert fg[j, i] == pytest.approx(f, abs=2e-5)
-            assert band[j, i] == pytest.approx(f * clip01((c - PRM[K.P_BAND_LO]) / (PRM[K.P_BAND_HI] - PRM[K.P_BAND_LO])), abs=2e-5)
+            assert band[j, i] == pytest.approx(f * clip01((nv_ - PRM[K.P_BAND_LO]) / (PRM[K.P_BAND_HI] - PRM[K.P_BAND_LO])), abs=2e-5)
             assert nu[j, i] == pytest.approx((u - 128) * s if f > 0 else 0.0, abs=1e-3)  # only where fg
     fgv, bandv, nuv, nvv = (a[:h, :w].astype(np.float64) for a in (fg, band, nu, nv))
     comps = [c for c in py_components(fgv >= 0.35)]

@@ -40,7 +40,7 @@ P_C_HI = 4  # ... above which it does not match at all
 P_C_REL = 5  # both widened by this fraction of the reference's own chroma magnitude
 P_LUM_LO = 6  # luma (fraction of the reference luma) below which a pixel is too dark
 P_LUM_RANGE = 7  # ... and the ramp above it
-P_BAND_LO = 8  # normalised chroma magnitude where a pin pixel starts counting as band/crown
+P_BAND_LO = 8  # normalised V (red-ness) where a pin pixel starts counting as band/crown
 P_BAND_HI = 9
 # where chroma sample (i, j) of a YUV420 frame sits in full-resolution pixels: (2i + ox, 2j + oy);
 # 0.5 for 2x2-averaged ("centre") siting, 0 for chroma co-sited with the top-left luma pixel.
@@ -325,7 +325,7 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narr
 
 @njit(cache=True)
 def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_masks, out_fg, out_band, out_u, out_v):
-    """Per pixel of a window: foreground, band/crown weight (strongly coloured pin parts) and normalised chroma."""
+    """Per pixel of a window: foreground, band/crown weight (the warm-coloured pin parts) and normalised chroma."""
     for j in range(h):
         yy = y0 + j
         for i in range(w):
@@ -354,8 +354,9 @@ def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
             nv = (v - 128.0) * s
             out_u[j, i] = nu
             out_v[j, i] = nv
-            c = math.sqrt(nu * nu + nv * nv)
-            out_band[j, i] = f * _clip01((c - prm[P_BAND_LO]) / (prm[P_BAND_HI] - prm[P_BAND_LO]))
+            # the bands and the crown are warm (red, gold): +V; cloths (blue, green), white and
+            # their mixtures at a pin's edge are not
+            out_band[j, i] = f * _clip01((nv - prm[P_BAND_LO]) / (prm[P_BAND_HI] - prm[P_BAND_LO]))
 
 
 @njit(cache=True)

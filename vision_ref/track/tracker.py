@@ -58,8 +58,8 @@ def default_params() -> np.ndarray:
     p[K.P_C_REL] = 0.3
     p[K.P_LUM_LO] = 0.3
     p[K.P_LUM_RANGE] = 0.2
-    p[K.P_BAND_LO] = 22.0
-    p[K.P_BAND_HI] = 40.0
+    p[K.P_BAND_LO] = 12.0
+    p[K.P_BAND_HI] = 30.0
     p[K.P_CHROMA_OX] = 0.5
     p[K.P_CHROMA_OY] = 0.5
     return p
@@ -279,6 +279,7 @@ class Tracker:
         # smallest blob still taken for a pin: about half of a standing pin seen from above
         # (a cloth mark blurred by compression is a quarter of that)
         self.pin_min_area = 0.55 * math.pi * self.pin_stand_r_px**2
+        self.pin_area_nominal = 1.2 * math.pi * self.pin_stand_r_px**2
 
     def _background(self, mode: int, frame: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Background planes in the input's representation (built on first use of a mode)."""
@@ -923,7 +924,7 @@ class Tracker:
             self._pin_window_weights(x0, y0, w, h)
             npix = K.blob_at(self._w_fg, self._w_band, self._w_u, self._w_v, h, w, p.cx - x0, p.cy - y0,
                              0.6 * self.pin_stand_r_px[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
-            if npix == 0 or self._blob[K.B_SUMW] < self.pin_min_area[k]:
+            if npix == 0 or not self._pin_like(self._blob, k):
                 p.tight = False
                 loose.append(p)
                 continue
@@ -950,6 +951,17 @@ class Tracker:
                 if math.hypot(o.cx - p.cx, o.cy - p.cy) < 2.0 * self.pin_len_px[p.index] + 15.0:
                     return True
         return False
+
+    def _pin_like(self, blob: np.ndarray, k: int) -> bool:
+        """Big enough for a pin and showing its coloured band or crown (seen from above either way).
+
+        A white spot mark on the cloth, blurred in the half-resolution background, leaves a
+        pin-sized foreground blob where a pin stood; it has no colour."""
+        sw = blob[K.B_SUMW]
+        if sw < self.pin_min_area[k]:
+            return False
+        # smaller than a whole standing pin (a mark is half of one or less): must show colour
+        return sw >= 0.8 * self.pin_area_nominal[k] or blob[K.B_BAND] >= max(0.5, 0.04 * sw)
 
     def _pin_gate(self, p: _Pin) -> float:
         """Search radius (px) for a pin not confirmed in place; it grows while the pin is missing."""
@@ -986,7 +998,8 @@ class Tracker:
                 st[K.B_X1] += x0
                 st[K.B_Y0] += y0
                 st[K.B_Y1] += y0
-                # a blob cut by the window edge is measured again from a window around it
+                if not self._pin_like(st, k):
+                    continue
                 if all(math.hypot(st[K.B_CX] - b[0], st[K.B_CY] - b[1]) > 2.0 for b in blobs):
                     blobs.append((st[K.B_CX], st[K.B_CY], st))
         pairs = []
@@ -1043,6 +1056,7 @@ class Tracker:
 
     def _pin_measure(self, p: _Pin, blob: np.ndarray, x0: int, y0: int, tight_window) -> None:
         k = p.index
+
         t = self.table
         cx, cy = blob[K.B_CX] + x0, blob[K.B_CY] + y0
         sxx, sxy, syy = blob[K.B_SXX], blob[K.B_SXY], blob[K.B_SYY]
