@@ -196,17 +196,45 @@ def _load_profile(calibration):
     return CalibrationProfile.load(calibration)
 
 
-def _check_fit(profile, frame_bgr, where: str) -> str | None:
-    """Refuse a profile that does not fit the footage (a different table or camera pose)."""
-    try:
-        from vision_ref.calibrate.health import health
-    except ImportError:  # the calibration stage's health check is optional for review
-        return "calibration health check unavailable (vision_ref.calibrate.health missing)"
-    rep = health(profile, frame_bgr)
-    if not rep.ok:
-        raise CalibrationError(f"the calibration profile does not fit {where}: {rep.reason} "
-                               f"(health {rep.score:.2f}); calibrate this set-up or omit --calibration")
-    return None
+class FitCheck:
+    """Is a given profile this footage's? The calibration health check on a few frames
+    over the first seconds (0, 0.5, 1, 2, 3 s): one good frame is enough, so a player
+    leaning over the table at the start does not refuse a right profile; when none
+    fits the review stops with the last frame's reason before anything is written."""
+
+    AT_S = (0.0, 0.5, 1.0, 2.0, 3.0)
+
+    def __init__(self, profile, fps: float, where: str):
+        self.profile = profile
+        self.where = where
+        self.frames = {int(round(t * fps)) for t in self.AT_S}
+        self.last_frame = max(self.frames)
+        self.done = False
+        self.note: str | None = None
+        try:
+            from vision_ref.calibrate.health import health
+        except ImportError:  # the calibration stage's health check is optional for review
+            self.health = None
+            self.done = True
+            self.note = "calibration health check unavailable (vision_ref.calibrate.health missing)"
+        else:
+            self.health = health
+
+    def see(self, file_frame: int, frame) -> None:
+        if self.done or file_frame not in self.frames:
+            return
+        self.last_report = self.health(self.profile, _bgr_of(frame))
+        if self.last_report.ok:
+            self.done = True
+        elif file_frame >= self.last_frame:
+            self.finish()
+
+    def finish(self) -> None:
+        """After the last frame checked (or the end of a short video): refuse when none fitted."""
+        rep = getattr(self, "last_report", None)
+        if not self.done and rep is not None:
+            raise CalibrationError(f"the calibration profile does not fit {self.where}: {rep.reason} "
+                                   f"(health {rep.score:.2f}); calibrate this set-up or omit --calibration")
 
 
 def _bgr_of(frame) -> np.ndarray:
@@ -421,18 +449,17 @@ def review_video(
     sensor_index: list[int] = []  # file frame number -> sensor frame index
     bar = Progress("tracking", reader.expected_frames, progress)
     n_dropped = 0
-    check_fit = calibration is not None  # a given profile is checked against the first frame
+    fit = FitCheck(profile, reader.fps, str(path)) if calibration is not None else None
+    if fit is not None and fit.note:
+        notes.append(fit.note)
     from vision_ref.messages import Frame
 
     interrupted = False
     last_t = 0.0
     try:
         for frame in reader:
-            if check_fit:
-                note = _check_fit(profile, _bgr_of(frame), str(path))
-                if note:
-                    notes.append(note)
-                check_fit = False
+            if fit is not None:
+                fit.see(frame.index, frame)
             idx = frame.index
             if drops is not None:
                 idx, gap = drops.observe(frame.timestamp_ns)
@@ -452,6 +479,8 @@ def review_video(
     finally:
         bar.close()
     timings["track_s"] = time.perf_counter() - t0
+    if fit is not None and not interrupted:
+        fit.finish()
     if not sensor_index and not interrupted:
         raise VideoError(f"{path}: no frame could be decoded" + (f" ({reader.error})" if reader.error else ""))
     stopped = reader.error
