@@ -609,15 +609,16 @@ class Scenario:
                     continue
                 shot = cand.simulate()
                 if self.meets(shot):
-                    return self._tag(shot, seed)
-        return self._tag(self.setup.simulate(), 0 if not seed else seed)
+                    return self._tag(shot, seed, "jittered")
+        return self._tag(self.setup.simulate(), seed, "cached")
 
     def meets(self, shot) -> bool:
         rec = shot.truth_record(FPS)
         return self.goal.score(shot, rec, adjudicate(rec)) == 0.0
 
-    def _tag(self, shot, seed: int):
-        shot.meta.update({"scenario": self.name, "rules": list(self.rules), "seed": int(seed)})
+    def _tag(self, shot, seed: int, variant: str):
+        # "cached": the library's own set-up (seed 0, or no jitter of this seed kept the meaning)
+        shot.meta.update({"scenario": self.name, "rules": list(self.rules), "seed": int(seed), "variant": variant})
         return shot
 
 
