@@ -173,6 +173,19 @@ def _segments_cross(a1, b1, a2, b2) -> bool:
     return (d1 * d2 < 0) and (d3 * d4 < 0)
 
 
+def _truncated_mean(mu: float, sigma: float, a: float, b: float) -> float:
+    """Mean of N(mu, sigma) restricted to [a, b]: a contact time combined with the
+    interval in which the struck pin was seen to start moving."""
+    if sigma <= 0:
+        return min(max(mu, a), b)
+    al, be = (a - mu) / sigma, (b - mu) / sigma
+    z = _norm_cdf(be) - _norm_cdf(al)
+    if z < 1e-9:
+        return a if mu < a else b
+    pdf = lambda x: math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)  # noqa: E731
+    return mu + sigma * (pdf(al) - pdf(be)) / z
+
+
 def _norm_cdf(x: float) -> float:
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
@@ -511,8 +524,9 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
         for b in BALL_IDS[i + 1:]:
             xa, xb = sh.tracks.balls[a].xy, sh.tracks.balls[b].xy
             for r, q in _pair_intervals(sh, a, b):
-                t0 = _rough_time(sh, r, q, lambda k: float(np.hypot(*(xa[k] - xb[k]))) - 2 * sh.R)
-                cands.append(_Contact("ball_ball", (a, b), t0, rows=(r, q)))
+                clear = (lambda k, xa=xa, xb=xb: float(np.hypot(*(xa[k] - xb[k]))) - 2 * sh.R)
+                t0 = _rough_time(sh, r, q, clear)
+                cands.append(_Contact("ball_ball", (a, b), t0, rows=(r, q), detail={"clear": clear}))
         for c in CUSHION_IDS:
             axis, coord = sh.table.cushion_line(c)
             kx = 0 if axis == "x" else 1
@@ -520,12 +534,13 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
             bound = abs(coord) - sh.R
             xy = sh.tracks.balls[a].xy
             for r, q in _cushion_intervals(sh, a, c):
-                t0 = _rough_time(sh, r, q, lambda k: bound - sgn * float(xy[k, kx]))
+                clear = (lambda k, xy=xy, kx=kx, sgn=sgn, bound=bound: bound - sgn * float(xy[k, kx]))
+                t0 = _rough_time(sh, r, q, clear)
                 cands.append(_Contact("cushion", (a, c), t0, rows=(r, q),
-                                      off_table=(sh.off_row.get(a) == q)))
+                                      off_table=(sh.off_row.get(a) == q), detail={"clear": clear}))
     cands += _ball_pin_candidates(sh)
     sh.ball_pin = [c for c in cands if c.kind == "ball_pin"]
-    for _ in range(3):
+    for it in range(3):
         for b in BALL_IDS:
             sh.breaks[b] = sorted(c.t for c in cands if c.accepted and b in c.objs)
 
@@ -542,7 +557,8 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
     for c in cands:
         if not c.accepted:
             continue
-        dup = next((o for o in out if o.kind == c.kind and o.objs == c.objs and abs(o.t - c.t) < sh.dt / 2), None)
+        dup = next((o for o in out if o.kind == c.kind and o.objs == c.objs
+                    and abs(o.t - c.t) < max(1.2 * sh.dt, 3.0 * (o.sigma + c.sigma))), None)
         if dup is not None:
             if c.sigma < dup.sigma:
                 out[out.index(dup)] = c
@@ -1045,7 +1061,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         of_root = [c for c in post if (roots.get(c, []) if c in PIN_IDS else [c]) == [best_root]]
         best = max(of_root, key=post.get) if of_root else max(post, key=post.get)
         tc, sc, _ = cands[best]
-        t_hit = min(max(tc, ep.t_lo - sh.dt), ep.t_hi + sh.dt)
+        t_hit = _truncated_mean(tc, math.sqrt(sc * sc + sh.s.onset_sigma_s ** 2), ep.t_lo, ep.t_hi)
         p_rounded = {c: round(v, 4) for c, v in sorted(post.items(), key=lambda kv: -kv[1])}
         balls: list[str] = []
         floor = (1.0 - conf_needed) / max(len(post), 1)
