@@ -5,8 +5,8 @@ Run from the repository root:  python calibration/make_sample_profile.py
 1. The lens: the sample camera's lens is calibrated the way a user would, from
    eight views of the ChArUco board (rendered through that lens here, since the
    "camera" is the renderer's) -> calibration/sample_lens.json.
-2. The table: `calibrate_from_video` on sample_videos/demo_match.mp4 (its first
-   still frames: the standard set-up) with that lens. When the sample videos are
+2. The table: the first still frames of sample_videos/demo_match.mp4 (the standard
+   set-up; else legal_pins.mp4 or carom.mp4, same camera) with that lens. When the sample videos are
    not there, a set-up frame of the same camera and render settings is rendered
    instead, and the profile says so in ``extra["made_from"]``.
 
@@ -30,10 +30,20 @@ from vision_ref.calibrate.lens import BoardSpec, board_view_cameras, calibrate_l
 from vision_ref.calibrate.preview import draw_preview  # noqa: E402
 from vision_ref.camera import CameraModel  # noqa: E402
 
-VIDEO = ROOT / "sample_videos" / "demo_match.mp4"
+SAMPLES = ROOT / "sample_videos"
+
+
+def _video() -> Path:
+    """demo_match.mp4 (the standard set-up), else the first sample clip there is."""
+    for name in ("demo_match", "legal_pins", "carom"):
+        p = SAMPLES / f"{name}.mp4"
+        if p.exists() and p.with_suffix("").with_suffix(".camera.json").exists():
+            return p
+    return SAMPLES / "demo_match.mp4"
 
 
 def main() -> int:
+    VIDEO = _video()
     cam_json = VIDEO.with_suffix("").with_suffix(".camera.json")
     if cam_json.exists():
         doc = json.loads(cam_json.read_text())
@@ -61,7 +71,7 @@ def main() -> int:
         r = Renderer(camera, settings=st)
         scene = StillScene(SetupPositions.standard(cue=(-900.0, 260.0)))
         frames = [r.render_frame(scene, i) for i in range(4)]
-        made_from = "a rendered set-up frame of the sample camera (sample_videos/demo_match.mp4 was not there yet)"
+        made_from = "a rendered set-up frame of the sample camera (no sample video was there yet)"
     prof = auto.calibrate_from_frames(frames, lens=lens.camera, source="sample camera", details=details)
     prof.extra["made_from"] = made_from
     prof.extra["lens_file"] = "calibration/sample_lens.json"
