@@ -19,6 +19,8 @@ def py_read_yuv(mode, bgr, yp, uvp, yy, xx, prm=None):
         b, g, r = (float(v) for v in bgr[yy, xx])
         y = 0.299 * r + 0.587 * g + 0.114 * b
         return y, 128.0 + 0.564 * (b - y), 128.0 + 0.713 * (r - y)
+    if prm[K.P_CHROMA_NEAREST]:
+        return float(yp[yy, xx]), float(uvp[yy // 2, xx // 2, 0]), float(uvp[yy // 2, xx // 2, 1])
     # chroma: bilinear at the pixel's position in the half-resolution plane
     fx = (xx - prm[K.P_CHROMA_OX]) / 2
     fy = (yy - prm[K.P_CHROMA_OY]) / 2
@@ -229,6 +231,7 @@ def test_ball_weights_matches_twin(seed, mode):
     fr, by, bu, bv, rng = scene(seed)
     prm = PRM.copy()
     prm[K.P_CHROMA_OX], prm[K.P_CHROMA_OY] = (0.5, 0.5) if seed == 0 else rng.uniform(-0.5, 1.0, 2)
+    prm[K.P_CHROMA_NEAREST] = 1.0 if seed == 2 else 0.0
     yp, uvp = to_nv12(fr)
     args = (fr, EMPTY2, EMPTY_UV) if mode == K.MODE_BGR else (EMPTY3, yp, uvp)
     ref = np.array([200.0, 126.0, 130.0]) if seed % 2 == 0 else np.array([79.0, 100.0, 211.0])

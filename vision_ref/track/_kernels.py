@@ -47,7 +47,8 @@ P_BAND_HI = 9
 # The tracker measures it per source (sources differ, and half a pixel matters at 1 mm).
 P_CHROMA_OX = 10
 P_CHROMA_OY = 11
-N_PRM = 12
+P_CHROMA_NEAREST = 12  # 1: centre-sited chroma, read the sample a pixel falls in (cheaper, as exact for blobs)
+N_PRM = 13
 
 # capsule refinement output layout
 R_CX, R_CY, R_SUMW, R_AREA, R_SXX, R_SXY, R_SYY, R_FILL = 0, 1, 2, 3, 4, 5, 6, 7
@@ -84,6 +85,8 @@ def read_yuv(mode, bgr, yp, uvp, yy, xx, prm):
         r = float(bgr[yy, xx, 2])
         y = 0.299 * r + 0.587 * g + 0.114 * b
         return y, 128.0 + 0.564 * (b - y), 128.0 + 0.713 * (r - y)
+    if prm[P_CHROMA_NEAREST] != 0.0:
+        return float(yp[yy, xx]), float(uvp[yy >> 1, xx >> 1, 0]), float(uvp[yy >> 1, xx >> 1, 1])
     ch = uvp.shape[0]
     cw = uvp.shape[1]
     fx = 0.5 * (xx - prm[P_CHROMA_OX])

@@ -371,12 +371,8 @@ class Tracker:
         t = frame.t
         if self.last_t is not None and t <= self.last_t:
             raise SourceError(f"frame {frame.index}: timestamp {t:.6f} s is not after the previous frame's {self.last_t:.6f} s")
-        if self.last_index is None:
-            dt = 1.0 / self.fps
-        else:
-            dt = t - self.last_t
-            if dt > 1.5 / self.fps and frame.index == self.last_index + 1 and False:
-                pass
+        # the time step comes from the timestamps, so dropped frames just make a longer prediction
+        dt = 1.0 / self.fps if self.last_t is None else t - self.last_t
         bg = self._background(mode, frame)
         self._ctx = (mode, bgr, yp, uvp, bg)
         self._dt = dt
@@ -389,6 +385,8 @@ class Tracker:
                 self._siting_known = True
                 self.chroma_siting = siting
                 self.prm[K.P_CHROMA_OX], self.prm[K.P_CHROMA_OY] = siting
+                centred = abs(siting[0] - 0.5) < 0.15 and abs(siting[1] - 0.5) < 0.15
+                self.prm[K.P_CHROMA_NEAREST] = 1.0 if centred else 0.0
                 for b in self.balls:  # measured with the assumed siting: measure again
                     b.found = False
                 self._n_masks = 0
