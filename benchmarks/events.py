@@ -182,6 +182,17 @@ def run(args) -> int:
     for w in s["root_wrong"][: args.show]:
         print("  wrong root ball (a silent wrong call risk):", w)
     print(f"\nelapsed {time.time() - t0:.1f} s")
+    if args.json:
+        import json
+
+        metrics = {"shots": len(rows), "order": s["order"], "baseline_order": b["order"],
+                   "median_dt_frames": s["median_frames"], "baseline_median_dt_frames": b["median_frames"],
+                   "attribution": s["attribution"], "root_attribution": s["root_attribution"],
+                   "root_wrong": len(s["root_wrong"]), "doubts": s["doubts"], "confidence": default,
+                   "per_fps": {str(f): summarise([r for r in rows if r["fps"] == f], default)["order"]
+                               for f in args.fps}}
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(metrics, fh, indent=1)
     print(f"events: shots={len(rows)} order={s['order']:.3f} baseline_order={b['order']:.3f} "
           f"median_dt_frames={s['median_frames']:.3f} baseline_median_dt_frames={b['median_frames']:.3f} "
           f"ratio={b['median_frames'] / s['median_frames']:.1f} attribution={s['attribution']:.4f} "
@@ -199,6 +210,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--fps", type=float, nargs="+", default=[60.0, 120.0])
     ap.add_argument("--show", type=int, default=8, help="failures to list")
+    ap.add_argument("--json", default=None, help="also write the summary metrics to this file")
     return run(ap.parse_args(argv))
 
 
