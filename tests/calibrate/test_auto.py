@@ -83,3 +83,14 @@ def test_calibrate_from_video_uses_the_first_still_frames(small_camera, setup_fr
     assert med < 1.0 and worst < 2.5
     with pytest.raises(CalibrationError, match="does not exist"):
         calibrate_from_video(tmp_path / "none.mp4")
+
+
+def test_a_missing_pin_is_noted_not_invented(small_camera, small_renderer, setup_positions):
+    from vision_ref.calibrate.colours import SetupPositions
+    from vision_ref.calibrate.truth import StillScene
+
+    pos = SetupPositions(dict(setup_positions.balls), {k: v for k, v in setup_positions.pins.items() if k != "left"})
+    frame = small_renderer.render_frame(StillScene(pos), 0)
+    prof = calibrate_from_frames([frame], lens=small_camera)
+    assert sorted(prof.extra["setup_positions"]["pins"]) == ["foot", "head", "king", "right"]
+    assert any("left pin" in n for n in prof.extra["notes"])

@@ -196,7 +196,12 @@ def find_setup_positions(frame: np.ndarray, cam: CameraModel, table: TableSpec =
         if not core.any():
             continue
         d2 = C.colour_distance2(cloth, lab[core])
-        if np.mean(d2 > 30.0) > 0.5:
+        # or against the cloth right round the place (a grey cloth's global spread hides a pin)
+        ring = C.pin_core_mask(frame.shape, cam, p, xy, table, fraction=3.0) & ~C.pin_core_mask(
+            frame.shape, cam, p, xy, table, fraction=1.8)
+        local_L = float(np.median(lab[ring][:, 0])) if ring.any() else float(cloth.mean[0])
+        differs = (d2 > 30.0) | (np.abs(lab[core][:, 0].astype(np.float64) - local_L) > 25.0)
+        if np.mean(differs) > 0.5:
             pins[p] = xy
         else:
             notes.append(f"the {p} pin is not standing on its place")
