@@ -74,8 +74,64 @@ def locate_table(frame: np.ndarray, *, lens: CameraModel | None = None, table: T
             break
         fit = fit_pose(edges, (W, H), table, edge, lens, marks.world, marks.image, initial=fit.camera)
         marks = _select_marks(find_marks(frame, fit.camera, table), table, positions)
+    fit, edges, marks = _check_with_diamonds(frame, fit, edges, marks, lens, table, edge, positions, info)
+    cam_edges.points = [edges[n] for n in names]
     info["marks_found"] = list(marks.names)
     return fit, cam_edges, marks, info
+
+
+def _check_with_diamonds(frame, fit, edges, marks, lens, table, edge, positions, info):
+    """The rail diamonds must agree with the cushion lines; if they do not, trust the diamonds.
+
+    A side taken from the wrong edge (the rail's, when the nose's step is lost in side
+    light and compression) does not show in its own fit: the table's size absorbs it.
+    The diamonds, looked for in a wide window, do show it. Then the camera is fitted
+    to the diamonds first, every nose re-found near where that camera puts it, and the
+    whole fit repeated; if they still disagree the calibration is refused.
+    """
+    H, W = frame.shape[:2]
+    cushion_px = table.cushion_width / fit.camera.mm_per_pixel(edge.height_mm)
+    wide = _select_marks(find_marks(frame, fit.camera, table, search_px=max(6.0, 0.9 * cushion_px)), table, None)
+    if len(wide.names) < 8:
+        return fit, edges, marks
+    res = np.linalg.norm(fit.camera.project(wide.world) - wide.image, axis=1)
+    if np.median(res) < 1.5:
+        return fit, edges, marks
+    info.setdefault("notes", []).append(
+        f"cushion lines and rail diamonds disagreed by {np.median(res):.1f} px: noses re-found from the diamonds")
+    f_d = fit_pose(edges, (W, H), table, edge, lens, wide.world, wide.image, point_weight=40.0, initial=fit.camera)
+    guided = _guided_edges(frame, f_d.camera, table, edge)
+    if any(len(guided.get(n, ())) < 12 for n in CUSHION_ORDER):
+        raise CalibrationError(
+            f"the cushion lines and the rail diamonds disagree by {np.median(res):.1f} px and the noses could not be "
+            "re-found: light the cushions more evenly (no strong side light) or give the corners with --corners"
+        )
+    fit = fit_pose(guided, (W, H), table, edge, lens, wide.world, wide.image, initial=f_d.camera)
+    marks = _select_marks(find_marks(frame, fit.camera, table), table, positions)
+    fit = fit_pose(guided, (W, H), table, edge, lens, marks.world, marks.image, initial=fit.camera)
+    res = np.linalg.norm(fit.camera.project(marks.world) - marks.image, axis=1) if len(marks.names) else np.zeros(1)
+    if np.median(res) > 1.5:
+        raise CalibrationError(
+            f"the cushion lines and the rail diamonds disagree by {np.median(res):.1f} px: light the cushions more "
+            "evenly (no strong side light) or give the corners with --corners"
+        )
+    return fit, guided, marks
+
+
+def _guided_edges(frame, cam: CameraModel, table: TableSpec, edge: NoseEdge) -> dict:
+    from vision_ref.calibrate.pose import cushion_coordinate
+    from vision_ref.calibrate.table_detect import guided_cushion_edges
+
+    curves = {}
+    t = np.linspace(-1.0, 1.0, 200)
+    for c in CUSHION_ORDER:
+        axis, v = cushion_coordinate(c, table, edge)
+        if axis == 0:
+            P = np.column_stack([np.full_like(t, v), t * table.half_width, np.full_like(t, edge.height_mm)])
+        else:
+            P = np.column_stack([t * table.half_length, np.full_like(t, v), np.full_like(t, edge.height_mm)])
+        curves[c] = cam.project(P)
+    return guided_cushion_edges(frame, curves, table.cushion_width / cam.mm_per_pixel(edge.height_mm))
 
 
 def _select_marks(marks, table: TableSpec, positions: C.SetupPositions | None):
@@ -314,7 +370,7 @@ def calibrate_from_frames(frames_bgr: list[np.ndarray], *, lens: CameraModel | N
             "lens": "given" if lens is not None else "estimated (f, k1, k2 from the table)",
             "nose_edge": edge.to_dict(),
             "setup_positions": positions.to_dict(),
-            "notes": notes + fit.notes,
+            "notes": notes + fit.notes + info.get("notes", []),
             "cushion_points": {k: v for k, v in info.get("edge_points", {}).items()},
             "marks_found": info.get("marks_found", []),
         },

@@ -524,3 +524,45 @@ def fit_side_curves(edges: CushionEdges) -> list[np.ndarray]:
         tt = np.linspace(t.min(), t.max(), 60)
         curves.append(c + tt[:, None] * d + np.polyval(coef, tt)[:, None] * nrm)
     return curves
+
+
+def guided_cushion_edges(frame_bgr: np.ndarray, predicted: dict[str, np.ndarray], cushion_px: float,
+                         window_px: float | None = None, spacing_px: float = 3.0) -> dict[str, np.ndarray]:
+    """Nose points re-found near where a camera puts each nose (``predicted``: dense curve per cushion).
+
+    Each profile runs across the predicted curve (its local normal, pointing away
+    from the table centre) and takes the rising step nearest the prediction within
+    ``window_px``: a side first taken from the wrong edge (the rail, a shadow line)
+    is re-found from a camera the other evidence (the diamonds) fixed.
+    """
+    grey = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    window_px = window_px if window_px is not None else max(2.0, 0.25 * cushion_px)
+    centre = np.mean(np.vstack(list(predicted.values())), axis=0)
+    out: dict[str, np.ndarray] = {}
+    for name, curve in predicted.items():
+        seg = np.linalg.norm(np.diff(curve, axis=0), axis=1)
+        arc = np.concatenate([[0.0], np.cumsum(seg)])
+        ts = np.arange(arc[-1] * 0.04, arc[-1] * 0.96, spacing_px)
+        origins = np.column_stack([np.interp(ts, arc, curve[:, 0]), np.interp(ts, arc, curve[:, 1])])
+        tang = np.gradient(origins, axis=0)
+        tang /= np.linalg.norm(tang, axis=1, keepdims=True)
+        nrm = np.column_stack([-tang[:, 1], tang[:, 0]])
+        flip = np.sum(nrm * (origins - centre), axis=1) < 0
+        nrm[flip] *= -1
+        pts = []
+        for k in range(len(ts)):
+            s, prof = _profiles(grey, origins[k:k + 1], nrm[k], tang[k], -1.2 * cushion_px, 1.2 * cushion_px)
+            prof = _gauss_smooth_rows(prof, sigma=max(0.6, 0.064 * cushion_px) / (s[1] - s[0]))
+            pos, _ = rising_edges(s, prof[0], 0.6, 3.0, half_width=max(1.0, 0.09 * cushion_px))
+            if len(pos) == 0:
+                continue
+            j = int(np.argmin(np.abs(pos)))
+            if abs(pos[j]) <= window_px:
+                pts.append(origins[k] + pos[j] * nrm[k])
+        if len(pts) >= 12:
+            p = np.array(pts)
+            c0 = p.mean(axis=0)
+            _, _, vt = np.linalg.svd(p - c0)
+            _, keep = _robust_quadratic((p - c0) @ vt[0], (p - c0) @ vt[1], tol=max(0.8, 0.04 * cushion_px))
+            out[name] = p[keep]
+    return out
