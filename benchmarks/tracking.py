@@ -345,7 +345,14 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="write all figures here")
     ap.add_argument("--repeat", type=int, default=2, help="timing repeats per chunk (the best counts)")
     args = ap.parse_args(argv)
+    import os
+
+    import cv2
+
     clips = ["pins", "fast"] if args.quick else ["pins", "fast", "cue"]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"machine: {os.cpu_count()} cpus, load average {load:.1f} at start; OpenCV threads {cv2.getNumThreads()}, "
+          "tracker single-threaded", flush=True)
     max_frames = 120 if args.quick else None
     modes = ("bgr",) if args.quick else ("bgr", "yuv")
     report: dict = {"clips": {}}

@@ -1153,41 +1153,44 @@ class Tracker:
 
     # ---- output -------------------------------------------------------------------------------------
     def _observations(self, frame: Frame) -> Observations:
-        ball_xy = np.full((N_BALLS, 2), np.nan)
-        ball_vel = np.full((N_BALLS, 2), np.nan)
-        ball_conf = np.zeros(N_BALLS)
-        ball_state = np.zeros(N_BALLS, np.int8)
-        px = np.zeros((N_BALLS, 2))
+        nan = math.nan
+        xy, vel, px, conf, states = [], [], [], [], []
+        moving = False
         for b in self.balls:
-            ball_state[b.index] = int(b.state)
-            if b.found:
-                px[b.index] = b.anchor if b.state == BallState.AT_REST else b.meas
-                ball_conf[b.index] = b.conf
-        for b in self.balls:
+            states.append(int(b.state))
+            moving |= b.state == BallState.MOVING
             if not b.found:
+                xy.append((nan, nan))
+                vel.append((nan, nan))
+                px.append((nan, nan))
+                conf.append(0.0)
                 continue
-            i = b.index
-            x, y = px[i]
+            x, y = (b.anchor if b.state == BallState.AT_REST else b.meas).tolist()
             mx, my = self.geo.ball_point(x, y)
-            ball_xy[i, 0], ball_xy[i, 1] = mx, my
+            xy.append((mx, my))
+            px.append((x, y))
+            conf.append(b.conf)
             if b.state == BallState.AT_REST:
-                ball_vel[i] = 0.0
+                vel.append((0.0, 0.0))
             else:
                 vx, vy = b.vel
                 ax, ay = self.geo.ball_point(x + vx * 0.01, y + vy * 0.01)
-                ball_vel[i, 0], ball_vel[i, 1] = (ax - mx) / 0.01, (ay - my) / 0.01
+                vel.append(((ax - mx) / 0.01, (ay - my) / 0.01))
+        ball_xy = np.array(xy)
+        ball_vel = np.array(vel)
+        ball_conf = np.array(conf)
+        ball_state = np.array(states, np.int8)
         pin_xy = np.array([p.xy for p in self.pins])
         pin_angle = np.array([p.angle for p in self.pins])
         pin_state = np.array([int(p.state) for p in self.pins], np.int8)
         pin_conf = np.array([p.conf for p in self.pins])
-        moving = bool(np.any(ball_state == BallState.MOVING) or np.any(pin_state == PinState.MOVING))
+        moving = moving or any(p.state == PinState.MOVING for p in self.pins)
         self._still_frames = 0 if moving else self._still_frames + 1
         self.table_moving = moving or (self.table_moving and self._still_frames < 3)
         placed = [BALL_IDS[b.index] for b in self.balls if b.placed and b.found]
         for b in self.balls:
             b.placed = False
-        extra = {"ball_vel": ball_vel, "ball_px": np.where(np.isnan(ball_xy), np.nan, px),
-                 "table_moving": self.table_moving}
+        extra = {"ball_vel": ball_vel, "ball_px": np.array(px), "table_moving": self.table_moving}
         if placed:
             extra["placed"] = placed
         self._hist.append(frame.t, frame.index, ball_xy, ball_state, ball_conf, ball_vel,
