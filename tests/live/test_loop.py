@@ -22,19 +22,15 @@ def _expected(records):
                              "shots": [dict(r) for r in records]})["decisions"]
 
 
-def _referee(tmp_path, source, stages, **cfg):
+def _referee(tmp_path, source, stages, reopen=None, **cfg):
     log = MatchLog(tmp_path / "m.sqlite")
     match = Match(["A", "B"], "A")
     mid = log.create_match(match)
     out = io.StringIO()
     conf = LiveConfig(**{"reconnect_s": 0.01, **cfg})
-    health = conf.__dict__.pop("health", None) if False else None
-    ref = LiveReferee(source, stages, log, mid, match, scoreboard=Scoreboard(out, redraw=False), config=conf)
+    ref = LiveReferee(source, stages, log, mid, match, scoreboard=Scoreboard(out, redraw=False), config=conf,
+                      reopen=reopen)
     return ref, log, mid, out
-
-
-def _strip(decisions):
-    return [{k: v for k, v in d.items()} for d in decisions]
 
 
 def test_live_gives_the_decisions_of_adjudicating_the_records(tmp_path, timeline4, records4):
@@ -149,9 +145,10 @@ def test_camera_lost_mid_shot_pauses_never_decides_that_shot_and_reconnects(tmp_
             return _FailingSource(tl, fail_at)
         return TimelineSource(tl, start_frame=tl.first_frame(2))
 
-    ref, log, mid, out = _referee(tmp_path, factory, TruthStages(tl))
+    ref, log, mid, out = _referee(tmp_path, factory(), TruthStages(tl), reopen=factory)
     res = ref.run()
     kinds = [k for k, _ in res.incidents]
+    assert len(made) == 2
     assert "pause_camera" in kinds and "shot_lost" in kinds and "resume_camera" in kinds
     assert res.decisions == _expected([records4[0], records4[2], records4[3]])
     assert "camera lost: USB cable pulled" in out.getvalue()
@@ -227,3 +224,57 @@ def test_backpressure_no_frame_is_shed_while_anything_moves(tmp_path):
         r.pop("shooter")
     assert res.decisions == _expected(recs)
     assert res.high_water <= ref.buffer.capacity
+
+
+def test_the_pi_camera_through_the_loop_opens_once_releases_everything_and_reopens(tmp_path, monkeypatch):
+    """The adapter against the fake picamera2, driven by the live loop: one camera open at
+    a time, every request released, a vanished camera reopened with a new Picamera2."""
+    import sys
+
+    from tests.sources import fake_picamera2 as fake
+    from vision_ref.sources.picamera import ExposureLock, PiCameraSource
+
+    fake.reset("imx296", timestamps=[10**9 + int(i * 1e9 / 60) for i in range(40)])
+    monkeypatch.setitem(sys.modules, "picamera2", fake)
+    monkeypatch.setitem(sys.modules, "libcamera", fake.libcamera)
+    lock = ExposureLock(1500, 1.0, (1.8, 1.5))
+
+    reopened = []
+
+    def reopen():
+        reopened.append(1)
+        if len(reopened) == 1:  # plugged back once; after that it stays unplugged
+            fake.Picamera2.timestamps = [5 * 10**9 + int(i * 1e9 / 60) for i in range(30)]
+        else:
+            fake.Picamera2.open_error = RuntimeError("Camera __init__ sequence did not complete")
+        return PiCameraSource(exposure=lock)
+
+    class Count(TruthStages):
+        def __init__(self):
+            self.n = 0
+            self.resets = 0
+
+        def update(self, frame):
+            self.n += 1
+
+        def mark_dropped(self, i):
+            pass
+
+        table_moving = False
+
+        def next_shot(self, shooter):
+            return None
+
+        def reset(self):
+            self.resets += 1
+
+    stages = Count()
+    ref, log, mid, out = _referee(tmp_path, PiCameraSource(exposure=lock), stages, reopen=reopen,
+                                  reconnect_attempts=2)
+    res = ref.run()
+    cams = fake.Picamera2.instances
+    assert len(cams) >= 2 and all(c.closed for c in cams)
+    assert all(c.released == c.requests_made for c in cams)
+    assert stages.n == 70 and stages.resets >= 1
+    assert res.ended.startswith("camera lost")
+    assert "no more frames (camera unplugged)" in out.getvalue()

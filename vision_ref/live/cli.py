@@ -223,8 +223,9 @@ def cmd_live(args) -> int:
                                    budget_bytes=int(args.record_budget * 2**30),
                                    on_incident=lambda kind, msg: log.incident(mid, kind, msg))
     config = LiveConfig(buffer_s=args.buffer, operator=args.operator, stop_when_game_over=not args.keep_going)
-    referee = LiveReferee(factory or source, stages, log, mid, match, scoreboard=board, recorder=recorder,
-                          health=_health_fn(profile) if profile is not None else None, config=config)
+    referee = LiveReferee(source, stages, log, mid, match, scoreboard=board, recorder=recorder,
+                          health=_health_fn(profile) if profile is not None else None, config=config,
+                          reopen=factory)
     if resumed is not None:
         board.event("resumed", f"match {mid} at shot {len(match.decisions) + 1}, score "
                     + " : ".join(f"{p} {s}" for p, s in match.score.items()) + f", {match.turn} to play")

@@ -67,15 +67,16 @@ class LiveResult:
 
 
 class LiveReferee:
-    """Runs one match live. ``source``: a FrameSource (or a zero-argument factory, so a
-    lost camera can be reopened). ``stages``: the per-frame pipeline. ``health``:
-    ``frame -> (ok, reason)`` calibration check, or None."""
+    """Runs one match live. ``source``: a FrameSource (opened here if it is not yet);
+    ``reopen``: makes a fresh one after a camera loss. ``stages``: the per-frame
+    pipeline. ``health``: ``frame -> (ok, reason)`` calibration check, or None."""
 
-    def __init__(self, source: FrameSource | Callable[[], FrameSource], stages: ShotStages, log: MatchLog,
+    def __init__(self, source: FrameSource, stages: ShotStages, log: MatchLog,
                  match_id: int, match, *, scoreboard: Scoreboard | None = None, recorder=None,
-                 health: Callable[[Frame], tuple[bool, str]] | None = None, config: LiveConfig | None = None):
-        self._factory = source if callable(source) and not isinstance(source, FrameSource) else None
-        self.source: FrameSource = self._factory() if self._factory else source  # type: ignore[assignment]
+                 health: Callable[[Frame], tuple[bool, str]] | None = None, config: LiveConfig | None = None,
+                 reopen: Callable[[], FrameSource] | None = None):
+        self._factory = reopen  # a fresh source after a camera loss (else the same one is reopened)
+        self.source: FrameSource = source
         self.stages = stages
         self.log = log
         self.match_id = match_id
@@ -180,7 +181,7 @@ class LiveReferee:
     # ---- capture -----------------------------------------------------------------------
     def _start_capture(self, first: bool) -> None:
         src = self.source
-        if first or not src._opened:
+        if not src._opened:
             src.open()
         cap = max(2, int(round(self.config.buffer_s * src.fps)))
         self.buffer = FrameBuffer(cap, "shed_still" if src.realtime else "block")
