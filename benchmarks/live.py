@@ -143,8 +143,10 @@ def main() -> int:
 
         track_ms = min(track_once() for _ in range(reps)) / len(frames) * 1e3
 
-        wall = min(run_loop(frames, cam_fps, VisionStages(profile, cam_fps, exposure_s=exposure))[1]
-                   for _ in range(reps))
+        runs = [run_loop(frames, cam_fps, VisionStages(profile, cam_fps, exposure_s=exposure)) for _ in range(reps)]
+        if any(r[0].frames != len(frames) for r in runs):
+            raise SystemExit(f"the loop processed {[r[0].frames for r in runs]} of {len(frames)} frames")
+        wall = min(r[1] for r in runs)
         live_ms = wall / len(frames) * 1e3
         live_fps = len(frames) / wall
         headroom = live_fps / cam_fps
