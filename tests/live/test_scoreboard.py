@@ -33,3 +33,13 @@ def test_lines_mode_prints_one_decision_line():
     b.decision(None, _decision())
     line = out.getvalue().strip()
     assert line.startswith("DECISION ") and '"fouls":["F5"]' in line
+
+
+def test_screen_mode_redraws_in_place():
+    out = io.StringIO()
+    b = Scoreboard(out, redraw=True)
+    s = BoardState(players=["A", "B"], target=100, score={"A": 3, "B": 0}, turn="A", modes={})
+    b.decision(s, _decision())
+    b.event("warning", "ignored in screen mode", s)
+    text = out.getvalue()
+    assert text.count("\x1b[H\x1b[2J") == 2 and "DECISION" not in text and "> A" in text
