@@ -274,7 +274,7 @@ class Tracker:
         self.pin_zeff = 0.5 * self.pin_h
         pts = np.column_stack([spots, self.pin_zeff])
         self.pin_spot_px = self.geo.point_px(pts)
-        self.pin_len_px = self.pin_h / self.mm_px
+        self.pin_len_px = (self.pin_h / self.mm_px).tolist()
         self.white_spot_px = self.geo.ball_px(np.array([t.ball_spot(1), t.ball_spot(3)]))
         self.pin_stand_r_px = np.array([t.pin_top_radius(p) for p in PIN_IDS]) / self.mm_px
         # smallest blob still taken for a pin: about half of a standing pin seen from above
@@ -548,6 +548,7 @@ class Tracker:
 
     def _accept(self, b: _Ball, cand, dt: float) -> None:
         x, y, fill, res = cand
+        x, y, fill = float(x), float(y), float(fill)
         b.found = True
         b.lost_frames = 0
         b.meas[:] = (x, y)
@@ -589,15 +590,17 @@ class Tracker:
                 b.ky.v = 0.0
             return
         # moving (or unknown): at rest once the last 5 measurements sit within 0.8 mm
-        if len(b.recent) >= 5:
-            pts = np.array(b.recent[-5:])
-            c = pts.mean(axis=0)
-            if np.max(np.hypot(pts[:, 0] - c[0], pts[:, 1] - c[1])) * mm < 0.8:
+        rec = b.recent
+        if len(rec) >= 5 and math.hypot(rec[-1][0] - rec[-2][0], rec[-1][1] - rec[-2][1]) * mm < 1.6:
+            pts = rec[-5:]
+            cx = sum(p[0] for p in pts) / 5.0
+            cy = sum(p[1] for p in pts) / 5.0
+            if max(math.hypot(p[0] - cx, p[1] - cy) for p in pts) * mm < 0.8:
                 b.state = BallState.AT_REST
-                b.anchor = c
+                b.anchor = np.array([cx, cy])
                 b.anchor_n = 5
-                b.kx.reset(c[0], 0.0, 0.02, 1.0)
-                b.ky.reset(c[1], 0.0, 0.02, 1.0)
+                b.kx.reset(cx, 0.0, 0.02, 1.0)
+                b.ky.reset(cy, 0.0, 0.02, 1.0)
                 self._backdate_rest(b.index, 4)
                 return
         b.state = BallState.MOVING
@@ -1072,6 +1075,12 @@ class Tracker:
             at_edge = blob[K.B_X0] <= 0 or blob[K.B_Y0] <= 0 or blob[K.B_X1] >= w - 1 or blob[K.B_Y1] >= h - 1
         changed = (math.hypot(cx - p.cx, cy - p.cy) > 0.6 or abs(area - p.area) > 0.2 * max(p.area, 1.0)
                    or abs(length_mm - p.length_mm) > 3.0 or (p.tight and at_edge))
+        if p.tight and not changed and p.stable >= 5:
+            # confirmed and unchanged: its place and state stand (compared with the frame before,
+            # so a pin creeping by less than 0.6 px per frame is re-placed when it is re-measured)
+            p.stable += 1
+            p.missing = 0
+            return
         first = p.state in (PinState.UNKNOWN, PinState.ABSENT) and p.missing == 0 and p.area == 0.0
         if not first:
             p.vx, p.vy = (cx - p.cx, cy - p.cy) if changed else (0.0, 0.0)
