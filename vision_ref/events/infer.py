@@ -655,7 +655,25 @@ def _deviates(sh: _Shot, ball: str, f: PathFit, g: PathFit) -> bool:
         d = f.pos(t) - xy[r]
         chi2 += float(d @ d) / (f.var(t) + sh.sig * sh.sig + 0.05)
         n += 2
-    return n > 0 and chi2 > n + 4.0 * math.sqrt(2.0 * n)
+    if n > 0 and chi2 > n + 4.0 * math.sqrt(2.0 * n):
+        return True
+    # a quadratic extrapolated over several frames is loose: compare the velocities of
+    # short straight fits on each side too, allowing for the deceleration between them
+    pre = sorted(f.rows)[-4:]
+    post = sorted(g.rows)[:4]
+    if len(pre) < 2 or len(post) < 2:
+        return False
+    lf = fit_path(sh.tm, xy, np.array(pre), sh.sig, deg=1)
+    lg = fit_path(sh.tm, xy, np.array(post), sh.sig, deg=1)
+    gap = float(np.mean(sh.tm[post]) - np.mean(sh.tm[pre]))
+    if f.deg >= 2:
+        # the deceleration the fit shows beyond its own noise
+        acc = max(float(np.hypot(*(2.0 * f.coef[2]))) - 4.0 * math.sqrt(f.cov[2, 2]), 0.0)
+    else:
+        acc = 2000.0  # unknown: allow sliding friction
+    dv = float(np.hypot(*(lg.coef[1] - lf.coef[1])))
+    sd = math.sqrt(lf.cov[1, 1] + lg.cov[1, 1])
+    return dv > 4.0 * sd + acc * gap + 20.0
 
 
 def _end_touching(sh: _Shot, a: str, b: str, t: float) -> bool:
@@ -670,7 +688,7 @@ def _end_touching(sh: _Shot, a: str, b: str, t: float) -> bool:
     if pa is None or pb is None:
         return False
     still = all(sh.tracks.balls[x].state[r] == int(BallState.AT_REST) for x in (a, b) for r in rows[:2])
-    return still and float(np.hypot(*(pa - pb))) <= 2 * sh.R + 3 * sh.sig
+    return still and float(np.hypot(*(pa - pb))) <= 2 * sh.R + 5 * sh.sig + 1.0
 
 
 def _time_cushion(sh: _Shot, c: _Contact) -> None:
