@@ -33,7 +33,7 @@ def register(subparsers) -> None:
             "ball and pin colours from the set-up position, and writes PROFILE.json."
         ),
     )
-    p.add_argument("source", help="video file, image file, or camera (camera:0, picamera, /dev/video0)")
+    p.add_argument("source", help="video file, image file, or camera (pi, pi:N, /dev/videoN, camera:N)")
     p.add_argument("--out", required=True, help="where to write the calibration profile (JSON)")
     p.add_argument("--lens", default=None, help="lens calibration JSON (from `vision-ref calibrate-lens`)")
     p.add_argument("--preview", default=None, help="write a PNG drawing the cushions, spots, pins and balls found")
