@@ -292,3 +292,34 @@ def test_pins_thrown_onto_the_rail():
     assert last.pin_state[PIN_IDS.index("head")] == PinState.RAIL_STANDING
     head_xy = last.pin_xy[PIN_IDS.index("head")]
     assert np.linalg.norm(head_xy - np.array(truth["head"]["xy"])) < 10.0  # mm, a standing pin's base on the rail
+
+
+def test_passes_through_refuses_balls_crossing_each_other():
+    from vision_ref.track.tracker import _passes_through
+
+    a0, b0 = np.array([0.0, 0.0]), np.array([30.0, 0.0])
+    # head-on: A continues to where B was, B stops: fine; swapped labels: they crossed
+    assert _passes_through(a0, b0, np.array([2.0, 0.0]), np.array([60.0, 0.0]), 20.0) == 0.0
+    assert _passes_through(a0, b0, np.array([60.0, 0.0]), np.array([2.0, 0.0]), 20.0) == 1.0
+    assert _passes_through(a0, b0, np.array([0.0, 5.0]), np.array([30.0, 5.0]), 20.0) == 0.0
+
+
+def test_white_hits_white_head_on_without_a_swap():
+    """Identical balls in a head-on hit exchange velocities: position alone would swap them."""
+    camera = CameraModel.overhead(W, H)
+    layout = Layout.standard(balls={"white1": (-400.0, 300.0), "white2": (-100.0, 300.0)})
+    shot = simulate(layout, Strike(ball="white1", speed=2000.0, angle=0.0), tail=0.2)
+    settings = RenderSettings(draw_cue=False, player="none", seed=5)
+    renderer = Renderer(camera, settings=settings)
+    profile = profile_from_camera(camera, settings=settings, renderer=renderer)
+    tr = Tracker(profile, 60.0, settings.exposure_s)
+    n = min(renderer.n_frames(shot), 80)
+    obs = [tr.update(frame(i, renderer.render_frame(shot, i))) for i in range(n)]
+    truth = renderer.frame_truth(shot)["frames"][:n]
+    err, _ = errors(obs, truth)
+    t = np.array([[f["balls"][b]["xyz"][:2] for b in BALL_IDS] for f in truth])
+    xy = np.array([o.ball_xy for o in obs])
+    w1, w2 = BALL_IDS.index("white1"), BALL_IDS.index("white2")
+    assert np.linalg.norm(t[-1, w2] - t[0, w2]) > 100.0  # white2 was sent on
+    assert np.all(np.linalg.norm(xy[:, w1] - t[:, w1], axis=1) < 10.0)
+    assert np.all(np.linalg.norm(xy[:, w2] - t[:, w2], axis=1) < 10.0)

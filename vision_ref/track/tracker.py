@@ -750,7 +750,8 @@ class Tracker:
                     continue
                 if all(math.hypot(c[0] - o[0], c[1] - o[1]) > 0.8 * b.radius for o in cands):
                     cands.append(c)
-        prev = {b.index: (b.meas.copy() if b.found or not np.isnan(b.meas[0]) else np.array(b.pos)) for b in (w1, w2)}
+        # where each was last measured (the previous frame): the start of the straight moves tested below
+        prev = {b.index: (b.meas.copy() if not np.isnan(b.meas[0]) else np.array(b.pos)) for b in (w1, w2)}
         best, best_cost = (None, None), math.inf
         options = [None] + cands
         for a in options:
