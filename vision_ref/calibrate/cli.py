@@ -28,7 +28,7 @@ def register(subparsers) -> None:
         help="find the table, the lens and the colours; write a calibration profile",
         description=(
             "Calibrate from SOURCE: a video file (its first still frames are used), an image, "
-            "or a camera (camera:N / picamera / a device path). Finds the four cushion noses, "
+            "or a camera (pi, pi:N, /dev/videoN, camera:N). Finds the four cushion noses, "
             "the camera pose (and lens distortion unless --lens gives it), learns the cloth, "
             "ball and pin colours from the set-up position, and writes PROFILE.json."
         ),
