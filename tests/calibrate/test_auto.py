@@ -94,3 +94,27 @@ def test_a_missing_pin_is_noted_not_invented(small_camera, small_renderer, setup
     prof = calibrate_from_frames([frame], lens=small_camera)
     assert sorted(prof.extra["setup_positions"]["pins"]) == ["foot", "head", "king", "right"]
     assert any("left pin" in n for n in prof.extra["notes"])
+
+
+def test_sides_taken_from_the_wrong_edge_are_repaired_by_the_diamonds(small_camera, setup_frames, monkeypatch):
+    """Head and foot found one cushion width out (the rail's edge): their own fit cannot tell,
+    the rail diamonds can; the noses are re-found near the camera the diamonds give."""
+    from vision_ref.calibrate import auto
+    from vision_ref.calibrate import table_detect as td
+
+    real = td.find_cushion_edges
+
+    def wrong_short_sides(frame, coarse, table=T, **kw):
+        out = real(frame, coarse, table, **kw)
+        names = auto.assign_cushions(coarse.quad)
+        for i, n in enumerate(names):
+            if n in ("head", "foot"):
+                sign = -1.0 if n == "head" else 1.0
+                out.points[i] = out.points[i] + np.array([sign * 10.0, 0.0])  # ~45 mm outwards at 728 px
+        return out
+
+    monkeypatch.setattr(auto, "find_cushion_edges", wrong_short_sides)
+    fit, edges, marks, info = auto.locate_table(setup_frames[0], lens=small_camera)
+    med, worst = grid_error_mm(small_camera, fit.camera, T)
+    assert med < 0.8 and worst < 2.0
+    assert any("diamonds" in n for n in info.get("notes", []))

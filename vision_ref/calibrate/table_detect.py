@@ -261,58 +261,6 @@ def _gauss_smooth_rows(p: np.ndarray, sigma: float) -> np.ndarray:
     return out
 
 
-def nose_edge_in_profile(s: np.ndarray, prof: np.ndarray, cushion_px: float, noise: float) -> tuple[float, float] | None:
-    """(position along the profile, step) of the nose in one smoothed outward profile, or None.
-
-    The profile runs outwards from the cloth. Going out, the first departure from
-    the cloth's shade is either a dark band (the nose's face and the shadow under
-    it) or directly the cushion top. The nose is where the cushion top begins: the
-    rising edge at the end of the dark band, or that first edge itself.
-    """
-    step = s[1] - s[0]
-    g = np.gradient(prof, step)
-    i0 = int(np.searchsorted(s, -2.9 * cushion_px))
-    i1 = int(np.searchsorted(s, -2.3 * cushion_px))
-    if i1 - i0 < 3:
-        return None
-    cloth = float(np.median(prof[i0:i1]))
-    cloth_sd = float(np.median(np.abs(prof[i0:i1] - cloth))) * 1.4826
-    thr = max(1.5 * noise, 3.0 * cloth_sd, 3.0)  # the profile is smoothed and averaged: its noise is ~noise/2.5
-    dev = prof[i1:] - cloth
-    far = np.nonzero(np.abs(dev) > thr)[0]
-    if len(far) == 0:
-        return None
-    j = i1 + int(far[0])
-    back = max(i1, j - int(0.3 * cushion_px / step))
-    if prof[j] > cloth:
-        # straight from the cloth to a brighter cushion top: the edge is this step
-        lo, hi, sign = back, min(len(s) - 2, j + int(0.3 * cushion_px / step)), 1.0
-    else:
-        # a dark band: the nose is the first clear rise after the drop into it
-        end = min(len(s) - 2, j + int(2.4 * cushion_px / step))
-        drop = float(-g[back:j + int(0.3 * cushion_px / step) + 1].min())
-        g_thr = max(0.25 * drop, 1.5 * noise)
-        start = j + 1
-        while start < end and g[start] < 0:
-            start += 1  # still going down
-        peaks = [k for k in range(start, end) if g[k] > g_thr and g[k] >= g[k - 1] and g[k] >= g[k + 1]]
-        if not peaks:
-            return None
-        kp = peaks[0]
-        lo, hi, sign = max(start, kp - 2), min(len(s) - 2, kp + 2), 1.0
-    seg = sign * g[lo:hi + 1]
-    if len(seg) < 3:
-        return None
-    k = lo + int(np.argmax(seg))
-    if k <= 0 or k >= len(s) - 1 or seg.max() <= 0:
-        return None
-    a, b, c = g[k - 1], g[k], g[k + 1]
-    den = a - 2 * b + c
-    off = 0.5 * (a - c) / den if den < 0 else 0.0
-    off = max(-1.0, min(1.0, off))
-    return float(s[k] + off * step), float(prof[min(k + int(2 / step), len(s) - 1)] - prof[max(k - int(2 / step), 0)])
-
-
 def rising_edges(s: np.ndarray, prof: np.ndarray, g_thr: float, min_rise: float = 0.0,
                  half_width: float = 2.0) -> tuple[np.ndarray, np.ndarray]:
     """Sub-pixel positions and strengths of the rising steps (going outwards) of a smoothed profile.
@@ -340,9 +288,10 @@ def _nose_track(s, prof, ts, origins, nrm, cushion_px, rng_seed: int = 0):
     """The nose along one side: the innermost rising step that runs consistently along the side.
 
     Every profile offers its rising steps (the nose, the groove-to-rail step, balls,
-    marks, noise); a RANSAC line through (position along the side, offset) finds the
-    tracks that many profiles share, and the nose is the innermost well-supported one
-    (a dark band or shadow below the nose only adds a falling step inside it).
+    marks, codec wiggles). Usually each profile's innermost step is the nose (a dark
+    band or shadow below it only adds a falling step inside), which a robust quadratic
+    confirms; otherwise a RANSAC over quadratic tracks finds those many profiles share
+    and takes the innermost well-supported one.
     """
     step = s[1] - s[0]
     i0, i1 = int(np.searchsorted(s, -2.9 * cushion_px)), int(np.searchsorted(s, -2.2 * cushion_px))
@@ -454,24 +403,15 @@ def _robust_quadratic(t: np.ndarray, e: np.ndarray, tol: float, iters: int = 8) 
 
 
 def find_cushion_edges(frame_bgr: np.ndarray, coarse: CoarseTable, table: TableSpec = DEFAULT_TABLE,
-                       spacing_px: float = 3.0, noise: float | None = None) -> CushionEdges:
-    """Nose points along each of the four sides of ``coarse.quad``."""
+                       spacing_px: float = 3.0) -> CushionEdges:
+    """Nose points along each of the four sides of ``coarse.quad`` (thresholds from each side's own cloth)."""
     grey = cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    if noise is None:
-        # noise from a flat patch of the cloth centre (MAD of a Laplacian-like difference)
-        H, W = grey.shape
-        patch = grey[int(H * 0.4):int(H * 0.6), int(W * 0.4):int(W * 0.6)]
-        diff = patch[:, 1:] - patch[:, :-1]
-        noise = max(0.5, 1.4826 * float(np.median(np.abs(diff - np.median(diff)))) / math.sqrt(2))
     quad = coarse.quad
     centre = quad.mean(axis=0)
     sides_len = [float(np.linalg.norm(quad[(i + 1) % 4] - quad[i])) for i in range(4)]
-    long_px = 0.5 * (max(sides_len[0], sides_len[2]) + max(sides_len[1], sides_len[3]))
-    span_mm = table.length + 2 * table.cushion_width if sides_len[0] + sides_len[2] > sides_len[1] + sides_len[3] else table.width + 2 * table.cushion_width
     # mm -> px along the table, from the longer pair of sides
     long_pair = max(sides_len[0] + sides_len[2], sides_len[1] + sides_len[3]) / 2.0
     px_per_mm = long_pair / (table.length + 2 * table.cushion_width)
-    del long_px, span_mm
     cushion_px = table.cushion_width * px_per_mm
     out = CushionEdges([], [], [], [], [], [])
     for i in range(4):
