@@ -190,6 +190,10 @@ class Tracker:
         self.W, self.H = profile.image_size
         self.geo = Geometry(profile.camera, profile.table)
         self.mm_px = self.geo.mm_per_px
+        # motion thresholds: 1.2 mm to start moving, 0.8 mm spread over 5 frames to be at rest,
+        # but never below what measurement noise (~0.1 px) reaches at a coarse resolution
+        self.start_mm = max(1.2, 0.5 * self.mm_px)
+        self.rest_mm = max(0.8, 0.36 * self.mm_px)
         self.pad_narrow = 1.5
         self.n_narrow = 2  # narrow refinement passes (a third changes nothing measurable)
         self._bg_bgr = cv2.resize(profile.background, (self.W, self.H), interpolation=cv2.INTER_LINEAR)
@@ -572,7 +576,7 @@ class Tracker:
             b.recent.pop(0)
         if b.state == BallState.AT_REST:
             d = math.hypot(x - b.anchor[0], y - b.anchor[1]) * mm
-            if d > 1.2:
+            if d > self.start_mm:
                 b.state = BallState.MOVING
                 b.just_started = 2
                 b.anchor_n = 0
@@ -595,7 +599,7 @@ class Tracker:
             pts = rec[-5:]
             cx = sum(p[0] for p in pts) / 5.0
             cy = sum(p[1] for p in pts) / 5.0
-            if max(math.hypot(p[0] - cx, p[1] - cy) for p in pts) * mm < 0.8:
+            if max(math.hypot(p[0] - cx, p[1] - cy) for p in pts) * mm < self.rest_mm:
                 b.state = BallState.AT_REST
                 b.anchor = np.array([cx, cy])
                 b.anchor_n = 5
@@ -836,9 +840,10 @@ class Tracker:
             if not self._on_cloth(cx, cy):
                 continue  # on a rail or beyond: not a ball in play (one that left the table stays OFF_TABLE)
             comps.append((cx, cy, n, st[K.S_SW] / n, st[K.S_SC] / n, st.copy()))
-        # the cue ball first (colour decides), then whites (nearest to where they were)
+        # the cue ball first (colour decides), then whites (nearest to where they were); each
+        # takes the best-ranked component that really holds a ball (a pin cluster does not)
         for b in sorted(lost, key=lambda b: b.index):
-            best, best_cost = None, math.inf
+            ranked = []
             for comp in comps:
                 cx, cy, n, white, cue = comp[:5]
                 score = cue if b.index == CUE else white
@@ -852,40 +857,43 @@ class Tracker:
                 elif b.index in WHITES:  # first sight: white1 is the one nearer spot 1, white2 nearer spot 3
                     sx, sy = self.white_spot_px[b.index - 1]
                     cost += 0.002 * math.hypot(cx - sx, cy - sy)
-                if cost < best_cost:
-                    best, best_cost = comp, cost
-            if best is None:
-                continue
-            cx, cy, n = best[:3]
-            st = best[5]
-            ext = 0.5 * s * max(st[K.S_X1] - st[K.S_X0], st[K.S_Y1] - st[K.S_Y0]) + s
-            was = b.state
-            first_sight = not b.known
-            if first_sight:
-                self._start_ball(b, cx, cy)
-            probe = _Ball(b.index)
-            probe.kx, probe.ky = _Kalman1D(cx), _Kalman1D(cy)
-            probe.radius = b.radius
-            probe.state = BallState.MOVING
-            probe.streak = b.streak
-            cands = self._search(probe, cx, cy, min(ext, 0.5 * MAX_WIN - 40.0))
-            cand = self._pick(probe, cands, ext)
-            if cand is None:
-                continue
-            comps.remove(best)
-            if first_sight or b.lost_frames > 0 or was in (BallState.OFF_TABLE, BallState.IN_HAND):
-                b.kx.reset(cand[0], 0.0, 1.0, 400.0)
-                b.ky.reset(cand[1], 0.0, 1.0, 400.0)
-                b.recent.clear()
-                b.placed = was in (BallState.OFF_TABLE, BallState.IN_HAND)
-                # first seen or put back: taken to be at rest until it moves (1.2 mm from where it
-                # was found); one lost in motion and found again is still moving
-                at_rest = b.placed or first_sight
-                b.state = BallState.AT_REST if at_rest else BallState.MOVING
-                if at_rest:
-                    b.anchor = np.array(cand[:2])
-                    b.anchor_n = 1
-            self._accept(b, cand, self._dt)
+                ranked.append((cost, id(comp), comp))
+            ranked.sort()
+            for _, _, comp in ranked[:4]:
+                cx, cy = comp[:2]
+                st = comp[5]
+                ext = 0.5 * s * max(st[K.S_X1] - st[K.S_X0], st[K.S_Y1] - st[K.S_Y0]) + s
+                probe = _Ball(b.index)
+                probe.kx, probe.ky = _Kalman1D(cx), _Kalman1D(cy)
+                probe.radius = self.geo.ball_radius_px(cx, cy)
+                probe.state = BallState.MOVING
+                probe.streak = b.streak
+                gate = min(ext, 0.5 * MAX_WIN - 40.0)
+                cand = self._pick(probe, self._search(probe, cx, cy, gate), ext)
+                if cand is not None:
+                    comps.remove(comp)
+                    self._found_again(b, cand)
+                    break
+
+    def _found_again(self, b: _Ball, cand) -> None:
+        """A ball found by the coarse search: first sight, lost and found, or put back by hand."""
+        was = b.state
+        first_sight = not b.known
+        if first_sight:
+            self._start_ball(b, cand[0], cand[1])
+        if first_sight or b.lost_frames > 0 or was in (BallState.OFF_TABLE, BallState.IN_HAND):
+            b.kx.reset(cand[0], 0.0, 1.0, 400.0)
+            b.ky.reset(cand[1], 0.0, 1.0, 400.0)
+            b.recent.clear()
+            b.placed = was in (BallState.OFF_TABLE, BallState.IN_HAND)
+            # first seen or put back: taken to be at rest until it moves (from where it was
+            # found); one lost in motion and found again is still moving
+            at_rest = b.placed or first_sight
+            b.state = BallState.AT_REST if at_rest else BallState.MOVING
+            if at_rest:
+                b.anchor = np.array(cand[:2], dtype=np.float64)
+                b.anchor_n = 1
+        self._accept(b, cand, self._dt)
 
     # ---- pins ---------------------------------------------------------------------------------------
     def _pin_window_weights(self, x0: int, y0: int, w: int, h: int) -> None:
