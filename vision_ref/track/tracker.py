@@ -45,6 +45,7 @@ WHITES = (1, 2)
 COARSE_STRIDE = 8
 MAX_WIN = 256  # largest window side (pixels)
 MAX_COMP = 256
+MAX_MASKS = 64
 REST_REFRESH = 8  # a resting ball is fully re-measured at least every this many frames
 
 
@@ -160,6 +161,7 @@ class _Pin:
         self.conf = 0.0
         self.tight = False  # standing and unchanged: tight window
         self.half_extent = 0.0  # half the blob's bbox (px): the tight window's size
+        self.ax, self.ay, self.half_len, self.half_wid = 1.0, 0.0, 0.0, 0.0  # blob as a capsule (px)
         self.vx = 0.0  # centroid motion (px per frame) while it moves
         self.vy = 0.0
 
@@ -213,8 +215,8 @@ class Tracker:
         self._refine = np.zeros(K.N_REFINE)
         self._probe_out = np.zeros(3)
         self._blob = np.zeros(K.N_BLOB)
-        self._masks = np.zeros((3 * N_BALLS + N_PINS + 4, 3))
-        self._wmasks = np.zeros((3 * N_BALLS + N_PINS + 4, 3))
+        self._masks = np.zeros((MAX_MASKS, 3))
+        self._wmasks = np.zeros((MAX_MASKS, 3))
         self._empty3 = np.zeros((1, 1, 3), np.uint8)
         self._empty2 = np.zeros((1, 1), np.uint8)
         self._empty_uv = np.zeros((1, 1, 2), np.uint8)
@@ -232,6 +234,7 @@ class Tracker:
         self.coarse_runs = 0
         self._frame_count = 0
         self._siting_known = False
+        self._n_pin_masks = 0
 
     # ---- set-up -------------------------------------------------------------------------------
     def _refs(self, profile: CalibrationProfile) -> None:
@@ -382,7 +385,7 @@ class Tracker:
         self._ctx = (mode, bgr, yp, uvp, bg)
         self._dt = dt
         self._frame_count += 1
-        self._n_masks = 0
+        self._mask_resting_pins()
         self._track_balls(dt)
         if mode == K.MODE_YUV and not self._siting_known:
             siting = self._measure_chroma_siting(frame)
@@ -394,7 +397,7 @@ class Tracker:
                 self.prm[K.P_CHROMA_NEAREST] = 1.0 if centred else 0.0
                 for b in self.balls:  # measured with the assumed siting: measure again
                     b.found = False
-                self._n_masks = 0
+                self._mask_resting_pins()
                 self._track_balls(0.0)
         self._track_pins()
         obs = self._observations(frame)
@@ -715,7 +718,7 @@ class Tracker:
                     and math.hypot(o.meas[0] - b.meas[0], o.meas[1] - b.meas[1]) < b.radius + o.radius + 6.0]
             if not near:
                 continue
-            self._n_masks = 0
+            self._n_masks = self._n_pin_masks
             for o in found:
                 if o is not b:
                     self._push_mask(o.meas[0], o.meas[1], o.radius + 0.5)
@@ -730,9 +733,28 @@ class Tracker:
                 b.ky.x += dy
                 if b.state == BallState.AT_REST and b.anchor_n > 0:
                     b.anchor += np.array([dx, dy]) / max(min(b.anchor_n, 61), 1)
-        self._n_masks = 0
+        self._n_masks = self._n_pin_masks
         for b in found:
             self._push_mask(b.meas[0], b.meas[1], b.radius + 0.5)
+
+    def _mask_resting_pins(self) -> None:
+        """Resting pins (last frame's blobs) are masked for the balls: a ball touching a pin is not pulled.
+
+        Disks of the pin's half-width (+0.5 px) along its axis: they reach only half a pixel
+        into a ball touching the pin. Moving pins are not masked (their last place is stale).
+        """
+        self._n_masks = 0
+        for p in self.pins:
+            if not p.tight or math.isnan(p.cx) or p.state == PinState.MOVING:
+                continue
+            hw = p.half_wid + 0.5
+            span = max(p.half_len - p.half_wid, 0.0)
+            n = int(math.ceil(span / max(0.8 * hw, 0.5))) + 1
+            for q in range(n):
+                f = 0.0 if n == 1 else -1.0 + 2.0 * q / (n - 1)
+                if self._n_masks < MAX_MASKS - 3 * N_BALLS - 2:
+                    self._push_mask(p.cx + f * span * p.ax, p.cy + f * span * p.ay, hw)
+        self._n_pin_masks = self._n_masks
 
     def _pick(self, b: _Ball, cands, gate: float):
         """The refined peak that best continues the track (the cheapest-looking first)."""
@@ -1147,6 +1169,11 @@ class Tracker:
         p.conf = conf
         p.tight = state != PinState.MOVING and p.stable >= 2
         p.half_extent = 0.5 * max(blob[K.B_X1] - blob[K.B_X0], blob[K.B_Y1] - blob[K.B_Y0]) + 1.0
+        # the blob as a capsule for masking: axis, half length and half width (uniform-bar variances)
+        ang = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
+        p.ax, p.ay = math.cos(ang), math.sin(ang)
+        p.half_len = math.sqrt(3.0 * lam1)
+        p.half_wid = max(math.sqrt(3.0 * lam2), 0.8 * self.pin_stand_r_px[k])
 
     def _pin_direction(self, blob, x0, y0, cx, cy, lam1, sxx, sxy, syy, z, xy) -> float:
         """Base -> head direction of a lying pin (table frame): along the blob's axis, towards the band."""
