@@ -140,5 +140,5 @@ def cmd_demo(args) -> int:
         annotated=not args.no_annotated, progress=not args.quiet, settings=args.settings,
     )
     print(result.summary())
-    print(f"report: {result.report}")
+    print(f"report: {result.report.resolve()}")
     return 0
