@@ -97,7 +97,8 @@ def run(args) -> int:
                     failures.append(f"{name}@{fps}: {len(windows)} shot windows")
                     if not windows:
                         continue
-                rec = infer_shot(tracks, windows[0], shooter="A", settings=InferenceSettings(confidence=0.5))
+                rec = infer_shot(tracks, windows[0], shooter="A",
+                                 settings=InferenceSettings(confidence=0.5, reach_doubt=args.reach_doubt))
             except VisionRefError as exc:
                 failures.append(f"{name}@{fps}: {exc}")
                 continue
@@ -211,6 +212,8 @@ def main(argv=None) -> int:
     ap.add_argument("--fps", type=float, nargs="+", default=[60.0, 120.0])
     ap.add_argument("--show", type=int, default=8, help="failures to list")
     ap.add_argument("--json", default=None, help="also write the summary metrics to this file")
+    ap.add_argument("--reach-doubt", action="store_true",
+                    help="InferenceSettings(reach_doubt=True): doubt as the simulator truth labels it")
     return run(ap.parse_args(argv))
 
 

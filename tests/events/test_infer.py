@@ -211,3 +211,19 @@ def test_two_shots_in_one_stretch(carom_shot, pin_shot):
     assert compare(r1, t1).order_ok and compare(r2, t2).order_ok
     # white2 never moved: the same place after shot 1 and before shot 2
     assert np.allclose(r1["after"]["balls"]["white2"], r2["before"]["balls"]["white2"], atol=1.0)
+
+
+def test_f8_scenario_resolved_by_fits_or_doubted_by_reach():
+    """The F8 scenario: cue ball and white1 both near the foot pin within a frame. The
+    fits settle the knocker (the exact one); the cautious reach reading makes it a doubt."""
+    shot = get_scenario("foul_F8_doubt").simulate(0)
+    rec, truth, tracks, window = _infer(shot, 60.0, seed=1, phase=0.3)
+    doubted = [e for e in truth["events"] if e["type"] == "doubt"]
+    assert doubted
+    exact = doubted[0]
+    ours = [e for e in rec["events"] if e.get("pin") == exact["pin"] and abs(e["t"] - exact["t"]) < 2 / 60.0]
+    assert ours and ours[0]["type"] == "pin_hit" and ours[0]["root"] == exact["exact_by"]
+    cautious = infer_shot(tracks, window, shooter="A", settings=InferenceSettings(reach_doubt=True))
+    d = [e for e in cautious["events"] if e.get("pin") == exact["pin"] and e["type"] == "doubt"]
+    assert d and set(d[0]["candidates"]) == set(exact["candidates"])
+    assert any(f["rule"] == "F8" for f in Match(["A", "B"], "A").play(cautious)["fouls"])

@@ -74,11 +74,18 @@ class InferenceSettings:
     deviate before a fit stops growing; ``slack_mm``: extra reach when looking for
     candidate contacts; ``onset_sigma_s``: timing uncertainty of a tracker's
     "pin started moving" call beyond the frame interval; ``direction_sigma``: radians,
-    how far a knocked pin's direction of travel may stray from the contact normal.
+    how far a knocked pin's direction of travel may stray from the contact normal;
+    ``unexplained``: likelihood kept for "a cause not among the candidates" (a lone
+    candidate whose timing or direction fits badly is then not a certainty);
+    ``reach_doubt``: also call a knock doubtful whenever another moving ball came
+    within a ball diameter of the pin within one frame interval of it (the simulator
+    truth's F8 labelling, sim.truth.doubtful_hits) -- a cautious reading that ignores
+    what the sub-frame fits establish; off by default.
     """
 
     confidence: float = 0.95
     unexplained: float = 0.005
+    reach_doubt: bool = False
     fit_s: float = 0.08
     k_sigma: float = 4.5
     slack_mm: float = 4.0
@@ -1092,7 +1099,11 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             for root in (roots.get(c, []) if c in PIN_IDS else [c]):
                 if root not in balls:
                     balls.append(root)
-        forced = gap and len(balls) > 1
+        if sh.s.reach_doubt and best_root in BALL_IDS:
+            for b in _balls_in_reach(sh, ep, t_hit, exclude=best_root):
+                if b not in balls:
+                    balls.append(b)
+        forced = (gap or sh.s.reach_doubt) and len(balls) > 1
         doubt = root_p < conf_needed or forced
         weak = False
         if doubt and not forced and len(balls) == 1 and root_p >= 0.5:
@@ -1150,6 +1161,26 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                 one(ep)
         k += len(group)
     return events, warnings
+
+
+def _balls_in_reach(sh: _Shot, ep: _Episode, t: float, exclude: str) -> list[str]:
+    """Other balls moving within a ball diameter of the pin within a frame of t."""
+    out = []
+    pin_at = _geom_base(ep)
+    reach = sh.table.ball_diameter + sh.table.pin_top_radius(ep.pin) + sh.R
+    rows = [r for r in range(sh.r0, sh.r1 + 1) if abs(sh.tm[r] - t) <= sh.dt]
+    for b in BALL_IDS:
+        if b == exclude:
+            continue
+        tr = sh.tracks.balls[b]
+        for r in rows:
+            if not (sh.moving[b][r] and np.all(np.isfinite(tr.xy[r]))):
+                continue
+            step = float(np.nan_to_num(np.hypot(*tr.vel[r]))) * sh.dt
+            if float(np.hypot(*(tr.xy[r] - pin_at))) <= reach + 0.5 * step:
+                out.append(b)
+                break
+    return out
 
 
 def _pin_in_motion(sh: _Shot, pin: str, row: int) -> bool:
