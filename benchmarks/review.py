@@ -199,14 +199,14 @@ def review_samples() -> list[str]:
             want = [call_of(decide(rec))]
         profile = find_profile(video)
         with tempfile.TemporaryDirectory() as tmp:
-            dec_s, n_frames = decode_seconds(video)
-            t0 = time.perf_counter()
             try:
+                dec_s, n_frames = decode_seconds(video)
+                t0 = time.perf_counter()
                 res = review_video(video, tmp, calibration=profile, annotated=False, progress=False)
-            except Exception as exc:  # reported, the other samples still run
+                rev_s = time.perf_counter() - t0
+            except Exception as exc:  # reported (e.g. a sample being regenerated), the others still run
                 lines.append(f"sample {video.stem}: review failed: {type(exc).__name__}: {exc}")
                 continue
-            rev_s = time.perf_counter() - t0
         got = [call_of(d) for d in res.decisions]
         agree = sum(a == b for a, b in zip(got, want))
         doubts = sum(any(e["type"] == "doubt" for e in r["events"]) for r in res.records)
