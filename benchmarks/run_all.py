@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["simulate.py", "render.py", "calibration.py", "tracking.py", "review.py", "live.py"]
+ORDER = ["simulate.py", "render.py", "calibration.py", "tracking.py", "events.py", "review.py", "live.py"]
 
 
 def main() -> int:
