@@ -55,4 +55,14 @@ def test_bundled_demo_runs_when_the_sample_is_present(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0, out
     assert f"report: {tmp_path / 'd' / 'report.html'}" in out
-    assert video.is_file()
+    truth = video.with_suffix("").with_suffix(".truth.json")
+    if truth.is_file():
+        import json
+
+        want = json.loads(truth.read_text())["record"]
+        shots = want["shots"] if want.get("format") == "vision-ref.match/1" else [want]
+        got = json.loads((tmp_path / "d" / "decisions.json").read_text())["decisions"]
+        assert len(got) == len(shots)  # every shot of the sample found, none invented
+        # the player on turn follows the rules: each shot is played by the previous decision's next
+        for prev, cur in zip(got, got[1:]):
+            assert cur["shooter"] == prev["next"]
