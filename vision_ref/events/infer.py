@@ -155,13 +155,6 @@ def _crossing(h, a: float, b: float, first: bool, n: int = 96) -> float | None:
     return 0.5 * (lo + hi)
 
 
-def _min_on(h, a: float, b: float, n: int = 64) -> float:
-    if not (b > a):
-        return math.inf
-    ts = np.linspace(a, b, n)
-    return float(min(h(x) for x in ts))
-
-
 def _seg_point_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     ab = b - a
     L2 = float(ab @ ab)

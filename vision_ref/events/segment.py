@@ -189,28 +189,6 @@ def motion_onset(tracks: Tracks, ball: str, first_moving_row: int, rest_rows: np
     return float(ts), float(sigma)
 
 
-def _polyfit(t: np.ndarray, y: np.ndarray, deg: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
-    """Least squares polynomial (ascending coefficients) and its covariance."""
-    X = np.vander(t, deg + 1, increasing=True)
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    resid = y - X @ coef
-    dof = len(t) - (deg + 1)
-    s2 = sigma * sigma
-    if dof > 0:
-        s2 = max(s2, float(resid @ resid) / dof)
-    cov = s2 * np.linalg.pinv(X.T @ X)
-    return coef, cov
-
-
-def _polyder(coef: np.ndarray, t: float) -> float:
-    return float(sum(k * coef[k] * t ** (k - 1) for k in range(1, len(coef))))
-
-
-def _poly_var(cov: np.ndarray, t: float) -> float:
-    x = np.array([t**k for k in range(cov.shape[0])])
-    return float(x @ cov @ x)
-
-
 def segment_shots(tracks: Tracks, *, min_rest_s: float = 0.25, lead_s: float = 0.5) -> list[ShotWindow]:
     """Split tracks into shots (see the module docstring).
 
