@@ -227,3 +227,18 @@ def test_f8_scenario_resolved_by_fits_or_doubted_by_reach():
     d = [e for e in cautious["events"] if e.get("pin") == exact["pin"] and e["type"] == "doubt"]
     assert d and set(d[0]["candidates"]) == set(exact["candidates"])
     assert any(f["rule"] == "F8" for f in Match(["A", "B"], "A").play(cautious)["fouls"])
+
+
+def test_a_flickering_pin_state_is_no_knock(carom_shot):
+    """A tracker that calls a far-away standing pin 'moving' for two frames must not
+    make a knock (or an F8 doubt) of it."""
+    from vision_ref.messages import PinState
+
+    rephase(carom_shot, 60.0, 0.37)
+    tracks = tracks_from_truth(carom_shot, 60.0, noise_mm=0.7, seed=4, exposure_s=1 / 120)
+    (w,) = segment_shots(tracks)
+    r = w.strike_row + 30
+    tracks.pins["left"].state[r:r + 2] = int(PinState.MOVING)
+    rec = infer_shot(tracks, w, shooter="A")
+    assert not [e for e in rec["events"] if e.get("pin") == "left"]
+    assert any("pin left reported moving" in m for m in rec["warnings"])

@@ -1058,6 +1058,11 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), False, ep.onset_row)
             roots[ep.pin] = []
             return
+        if not cands and ep.direction is None and _stays_up(sh, ep):
+            # reported moving, never displaced, standing at the end, nothing in reach:
+            # a tracker's flicker, not a knock (reporting it would call a false F8)
+            warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} without moving: ignored")
+            return
         if not cands:
             movers = [b for b in BALL_IDS if b not in sh.off_row]
             events.append({"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": movers, "confidence": 0.0,
@@ -1174,6 +1179,12 @@ def _balls_in_reach(sh: _Shot, ep: _Episode, t: float, exclude: str) -> list[str
                 out.append(b)
                 break
     return out
+
+
+def _stays_up(sh: _Shot, ep: _Episode) -> bool:
+    """The pin is standing again at the end of the window (and was standing before)."""
+    st = sh.tracks.pins[ep.pin].state
+    return int(st[ep.rest_rows[-1]]) == int(PinState.STANDING) and int(st[sh.r1]) == int(PinState.STANDING)
 
 
 def _pin_in_motion(sh: _Shot, pin: str, row: int) -> bool:
