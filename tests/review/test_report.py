@@ -67,6 +67,16 @@ def test_report_is_self_contained_and_well_formed(foul_shot, legal_shot):
     assert "a note &lt;b&gt;" in page  # text is escaped
 
 
+def test_watch_link_starts_the_annotated_video_at_the_shot(foul_shot):
+    _, record, decision = foul_shot
+    sr = ShotReport(record, decision, clip_start_s=12.345, clip_end_s=17.5, video_file="annotated.mp4")
+    page = build_report(Match(["A", "B"]).to_dict(), [sr], final={"score": decision["score"], "winner": None})
+    assert '<a href="annotated.mp4#t=12.35,17.50">watch</a>' in page
+    page = build_report(Match(["A", "B"]).to_dict(), [ShotReport(record, decision, clip_start_s=1.0)],
+                        final={"score": decision["score"], "winner": None})
+    assert "watch</a>" not in page  # no annotated video, no link
+
+
 def test_report_shows_every_call_rule_and_reason(foul_shot, legal_shot):
     m, reports = _match_of([(legal_shot[0], legal_shot[1]), (foul_shot[0], foul_shot[1])])
     page = build_report(m.to_dict(), reports, final=m.final())

@@ -318,7 +318,7 @@ def adjudicate_tracks(tracks, match, *, table, settings=None, notes: list[str] |
 
 
 def _write_core(stage: _Staging, match, outcomes: list[ShotOutcome], tracks, table, *, source: str,
-                notes: list[str]) -> list[str]:
+                notes: list[str], video_file: str | None = None) -> list[str]:
     """match.json, decisions.json, shot_NNN.png and report.html into the staging dir."""
     import cv2
 
@@ -347,7 +347,8 @@ def _write_core(stage: _Staging, match, outcomes: list[ShotOutcome], tracks, tab
         fi = tracks.frame_index
         shots.append(ShotReport(o.record, o.decision, png.tobytes(), name, float(tracks.t[start]), float(tracks.t[end]),
                                 (int(fi[start]), int(fi[end])), o.warnings,
-                                placements=[_placement_text(p) for p in getattr(o.window, "hand_placements", [])]))
+                                placements=[_placement_text(p) for p in getattr(o.window, "hand_placements", [])],
+                                video_file=video_file))
     page = build_report(match_doc, shots, final=match.final(), title=f"vision-ref review: {Path(source).name}",
                         source=source, notes=notes)
     stage.write_text("report.html", page)
@@ -356,7 +357,7 @@ def _write_core(stage: _Staging, match, outcomes: list[ShotOutcome], tracks, tab
 
 
 def write_outputs(out: Path, match, outcomes: list[ShotOutcome], tracks, table, *, source: str = "",
-                  notes: list[str] | None = None) -> list[Path]:
+                  notes: list[str] | None = None, video_file: str | None = None) -> list[Path]:
     """Write match.json, decisions.json, shot_NNN.png and report.html into ``out``.
 
     All are made in a staging directory first and renamed into place only when every
@@ -364,7 +365,8 @@ def write_outputs(out: Path, match, outcomes: list[ShotOutcome], tracks, table, 
     Returns the paths written."""
     stage = _Staging(out)
     try:
-        names = _write_core(stage, match, outcomes, tracks, table, source=source, notes=list(notes or []))
+        names = _write_core(stage, match, outcomes, tracks, table, source=source, notes=list(notes or []),
+                            video_file=video_file)
         committed = stage.commit(names)
     finally:
         stage.cleanup()
@@ -507,7 +509,8 @@ def review_video(
 
     # ---- outputs --------------------------------------------------------------------
     t0 = time.perf_counter()
-    committed = write_outputs(out, match, outcomes, tracks, table, source=str(path), notes=notes)
+    committed = write_outputs(out, match, outcomes, tracks, table, source=str(path), notes=notes,
+                              video_file="annotated.mp4" if annotated else None)
     timings["write_s"] = time.perf_counter() - t0
     annotated_path = None
     if annotated:

@@ -32,6 +32,7 @@ class ShotReport:
     frames: tuple[int, int] | None = None
     warnings: list[str] = field(default_factory=list)
     placements: list[str] = field(default_factory=list)  # pieces moved by hand before the shot
+    video_file: str | None = None  # the annotated video beside the report (linked at the shot's time)
 
 
 def _n(count: int, word: str) -> str:
@@ -166,6 +167,10 @@ def _shot_html(sr: ShotReport, players: list[str]) -> str:
         where = f'<span class="where">video {_clock(sr.clip_start_s)}&ndash;{_clock(sr.clip_end_s)}'
         if sr.frames:
             where += f" (frames {sr.frames[0]}&ndash;{sr.frames[1]})"
+        if sr.video_file:
+            # a media fragment: browsers start the video at the shot
+            end = f",{sr.clip_end_s:.2f}" if sr.clip_end_s is not None else ""
+            where += f' &middot; <a href="{_esc(sr.video_file)}#t={sr.clip_start_s:.2f}{end}">watch</a>'
         where += "</span>"
     badge = '<span class="badge foul">foul</span>' if d.get("foul") else ""
     if d.get("carom"):
