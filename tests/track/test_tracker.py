@@ -21,7 +21,7 @@ from vision_ref.calibrate.truth import profile_from_camera
 from vision_ref.camera import CameraModel
 from vision_ref.errors import CalibrationError, SourceError
 from vision_ref.messages import BallState, Frame, PinState
-from vision_ref.rules.table import BALL_IDS, PIN_IDS
+from vision_ref.rules.table import BALL_IDS, DEFAULT_TABLE, PIN_IDS
 from vision_ref.sim.physics import Layout, Strike, simulate
 from vision_ref.sim.render import Renderer, RenderSettings
 from vision_ref.track.tracker import Tracker, track_frames
@@ -323,3 +323,69 @@ def test_white_hits_white_head_on_without_a_swap():
     assert np.linalg.norm(t[-1, w2] - t[0, w2]) > 100.0  # white2 was sent on
     assert np.all(np.linalg.norm(xy[:, w1] - t[:, w1], axis=1) < 10.0)
     assert np.all(np.linalg.norm(xy[:, w2] - t[:, w2], axis=1) < 10.0)
+
+
+# ---- pins put back by hand between shots ----------------------------------------------------
+SEQ_W, SEQ_H, SEQ_FPS = 546, 408, 30.0
+
+
+@pytest.fixture(scope="module")
+def respot_clip():
+    """Two shots at 546x408, 30 fps: the first knocks the head pin ~750 mm from its spot, where it
+    lies until it is picked up and stood back on its spot by hand before the second strike."""
+    from vision_ref.sim.sequence import PLACE_FRACTION, ShotSequence
+
+    layout = Layout.standard()
+    cx, cy = layout.balls["cue"]
+    seq = ShotSequence(layout, [Strike(speed=5000.0, angle=math.atan2(-cy, -cx)), Strike(speed=1500.0, angle=0.3)],
+                       gap_s=0.5, lead_in=0.3, tail=0.2, seed=1, fps=SEQ_FPS)
+    assert "head" in seq.played[0].respot  # the scenario this test is about
+    camera = CameraModel.overhead(SEQ_W, SEQ_H)
+    settings = RenderSettings(draw_cue=False, player="none", seed=3, fps=SEQ_FPS)
+    renderer = Renderer(camera, settings=settings)
+    profile = profile_from_camera(camera, settings=settings, renderer=renderer)
+    win = seq.shot_windows
+    gap0, gap1 = win[0]["end"], win[1]["start"]
+    place = int(math.ceil((gap0 + PLACE_FRACTION * (gap1 - gap0)) * SEQ_FPS))
+    strike = int(round(win[1]["strike"] * SEQ_FPS))
+    frames = [Frame(i, int(round(i * 1e9 / SEQ_FPS)), bgr=renderer.render_frame(seq, i)) for i in range(strike + 2)]
+    return {"profile": profile, "frames": frames, "place": place, "strike": strike,
+            "exposure": settings.exposure_s}
+
+
+def test_pin_respotted_by_hand_far_from_where_it_lay_is_found_again(respot_clip):
+    c = respot_clip
+    tr = Tracker(c["profile"], SEQ_FPS, c["exposure"])
+    obs = [tr.update(f) for f in c["frames"]]
+    head = PIN_IDS.index("head")
+    lying = obs[c["place"] - 8]  # where the first shot left it, far from its spot
+    assert lying.pin_state[head] == PinState.DOWN
+    assert np.linalg.norm(lying.pin_xy[head] - np.array(DEFAULT_TABLE.pin_spot("head"))) > 300.0
+    assert obs[c["place"] - 1].pin_state[head] == PinState.ABSENT  # picked up
+    spot = np.array(DEFAULT_TABLE.pin_spot("head"))
+    # standing on its spot within a few frames of being put down (2 of them MOVING: it just appeared)
+    first = next(i for i in range(c["place"], len(obs)) if obs[i].pin_state[head] == PinState.STANDING)
+    assert first - c["place"] <= 4
+    at_strike = obs[c["strike"]]
+    assert all(s == PinState.STANDING for s in at_strike.pin_state)
+    assert np.linalg.norm(at_strike.pin_xy[head] - spot) < 8.0
+
+
+def test_pin_standing_anywhere_on_the_cloth_is_found():
+    """A pin not on or near its spot (put down elsewhere by hand) is found by the whole-cloth search."""
+    from vision_ref.sim.physics import PinPlacement
+
+    layout = Layout.standard()
+    layout.pins["head"] = PinPlacement((-600.0, 250.0))
+    shot = simulate(layout, Strike(speed=800.0, angle=0.0), tail=0.1)
+    camera = CameraModel.overhead(SEQ_W, SEQ_H)
+    settings = RenderSettings(draw_cue=False, player="none", seed=5)
+    renderer = Renderer(camera, settings=settings)
+    profile = profile_from_camera(camera, settings=settings, renderer=renderer)
+    still = renderer.render_frame(shot, 0)
+    tr = Tracker(profile, 60.0, settings.exposure_s)
+    obs = [tr.update(frame(i, still)) for i in range(12)]
+    head = PIN_IDS.index("head")
+    assert obs[-1].pin_state[head] == PinState.STANDING
+    assert np.linalg.norm(obs[-1].pin_xy[head] - np.array([-600.0, 250.0])) < 8.0
+    assert all(o.pin_state[PIN_IDS.index(p)] == PinState.STANDING for o in obs[-3:] for p in PIN_IDS)

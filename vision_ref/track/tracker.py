@@ -43,6 +43,11 @@ from vision_ref.track.geometry import Geometry
 CUE = 0
 WHITES = (1, 2)
 COARSE_STRIDE = 8
+# the pin search over the whole cloth: a standing pin seen from above is ~9 px across at
+# 1456x1088, and a disk of diameter d always holds a point of a lattice of spacing d/sqrt(2)
+PIN_COARSE_STRIDE = 4
+PIN_COARSE_EVERY = 3  # frames between whole-cloth pin searches while a pin is absent and the table is still
+MAX_PIN_SITES = 12  # whole-cloth candidates looked at per search
 MAX_WIN = 256  # largest window side (pixels)
 MAX_COMP = 256
 MAX_MASKS = 64
@@ -215,6 +220,7 @@ class Tracker:
         self._refine = np.zeros(K.N_REFINE)
         self._probe_out = np.zeros(3)
         self._blob = np.zeros(K.N_BLOB)
+        self._pin_stats = np.zeros((32, K.N_BLOB))
         self._masks = np.zeros((MAX_MASKS, 3))
         self._wmasks = np.zeros((MAX_MASKS, 3))
         self._empty3 = np.zeros((1, 1, 3), np.uint8)
@@ -271,6 +277,24 @@ class Tracker:
         self.c_labels = np.zeros((self.c_gh, self.c_gw), np.int32)
         self.c_stack = np.zeros(2 * self.c_gh * self.c_gw, np.int32)
         self.c_stats = np.zeros((MAX_COMP, K.N_STAT))
+        # the pin grid: the cloth only (a pin put back by hand stands on the cloth)
+        s = PIN_COARSE_STRIDE
+        self.pc_y0 = self.pc_x0 = s // 2
+        self.pc_gh = (self.H - self.pc_y0 + s - 1) // s
+        self.pc_gw = (self.W - self.pc_x0 + s - 1) // s
+        ys = self.pc_y0 + s * np.arange(self.pc_gh)
+        xs = self.pc_x0 + s * np.arange(self.pc_gw)
+        gx, gy = np.meshgrid(xs, ys)
+        pts = self.geo.plane_at(np.column_stack([gx.ravel(), gy.ravel()]).astype(np.float64), 0.0)
+        inside = (np.abs(pts[:, 0]) <= t.half_length) & (np.abs(pts[:, 1]) <= t.half_width)
+        self.pc_region = np.ascontiguousarray(inside.reshape(self.pc_gh, self.pc_gw).astype(np.uint8))
+        self.pc_fg = np.zeros((self.pc_gh, self.pc_gw), np.float32)
+        self.pc_white = np.zeros((self.pc_gh, self.pc_gw), np.float32)
+        self.pc_cue = np.zeros((self.pc_gh, self.pc_gw), np.float32)
+        self.pc_labels = np.zeros((self.pc_gh, self.pc_gw), np.int32)
+        self.pc_stack = np.zeros(2 * self.pc_gh * self.pc_gw, np.int32)
+        self._frames_since_pin_coarse = 10**6
+        self.pin_coarse_runs = 0
 
     def _pin_setup(self) -> None:
         t = self.table
@@ -1003,70 +1027,145 @@ class Tracker:
         g = 0.8 * self.pin_len_px[p.index] + 10.0 + 1.5 * math.hypot(p.vx, p.vy) + 4.0 * min(p.missing, 10)
         return min(g, 0.5 * MAX_WIN - 2.0)
 
+    def _spot_gate(self, k: int) -> float:
+        """Search radius (px) around a pin's own spot while it is absent (it is put back there, or near)."""
+        return min(0.8 * self.pin_len_px[k] + 10.0 + 30.0 / self.mm_px, 0.5 * MAX_WIN - 2.0)
+
+    def _collect_pin_blobs(self, blobs: list, x0: int, y0: int, w: int, h: int, k: int, anywhere: bool) -> None:
+        """Pin-like blobs of one window (frame px) appended to ``blobs`` (duplicates of ones found skipped)."""
+        self._pin_window_weights(x0, y0, w, h)
+        stats = self._pin_stats
+        nb = K.label_blobs(self._w_fg, self._w_band, self._w_u, self._w_v, h, w, 0.35,
+                           self.pin_min_area[k], self._labels, self._stack, stats, len(stats))
+        for q in range(nb):
+            st = stats[q].copy()
+            for c in (K.B_CX, K.B_BX, K.B_X0, K.B_X1):
+                st[c] += x0
+            for c in (K.B_CY, K.B_BY, K.B_Y0, K.B_Y1):
+                st[c] += y0
+            if not self._pin_like(st, k):
+                continue
+            if anywhere:
+                # not a hand, a cue or a cluster: at most a lying pin's size
+                if (st[K.B_SUMW] > 6.0 * self.pin_area_nominal[k]
+                        or max(st[K.B_X1] - st[K.B_X0], st[K.B_Y1] - st[K.B_Y0]) > 1.5 * self.pin_len_px[0]):
+                    continue
+            if all(math.hypot(st[K.B_CX] - b[0], st[K.B_CY] - b[1]) > 2.0 for b in blobs):
+                blobs.append((st[K.B_CX], st[K.B_CY], st, anywhere))
+
+    def _push_standing_pin_masks(self, n_ball_masks: int, skip: _Pin | None) -> None:
+        self._n_masks = n_ball_masks
+        for o in self.pins:  # confirmed standing pins keep their own pixels
+            if o.tight and o is not skip and o.state in (PinState.STANDING, PinState.RAIL_STANDING):
+                self._push_mask(o.cx, o.cy, 1.8 * self.pin_stand_r_px[o.index])
+
+    def _pin_sites_anywhere(self) -> list[tuple[float, float, float]]:
+        """Pin-sized foreground components anywhere on the cloth (a pin put back by hand anywhere).
+
+        A sparse grid (every 4th pixel of every 4th row, 1/16 of the frame) over the cloth,
+        labelled; components near a found ball or a confirmed pin are that object."""
+        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        self._frames_since_pin_coarse = 0
+        self.pin_coarse_runs += 1
+        s = PIN_COARSE_STRIDE
+        K.coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, s, self.pc_y0, self.pc_x0, self.pc_gh, self.pc_gw,
+                      self.pc_region, self.ref_white, self.ref_cue, self.prm, self.pc_fg, self.pc_white, self.pc_cue)
+        nc = K.label_grid(self.pc_fg, self.pc_white, self.pc_cue, self.pc_gh, self.pc_gw, 0.35, self.pc_labels,
+                          self.pc_stack, self.c_stats, MAX_COMP)
+        big = 6.0 * float(self.pin_area_nominal.max()) / (s * s)
+        sites = []
+        for c in range(nc):
+            st = self.c_stats[c]
+            n = st[K.S_N]
+            if n > big:
+                continue
+            cx = self.pc_x0 + s * st[K.S_SX] / n
+            cy = self.pc_y0 + s * st[K.S_SY] / n
+            if any(b.found and math.hypot(b.meas[0] - cx, b.meas[1] - cy) < b.radius + 3.0 for b in self.balls):
+                continue
+            if any(o.tight and math.hypot(o.cx - cx, o.cy - cy) < 0.6 * self.pin_len_px[o.index] for o in self.pins):
+                continue
+            half = 0.5 * s * max(st[K.S_X1] - st[K.S_X0], st[K.S_Y1] - st[K.S_Y0]) + s + 4.0
+            sites.append((-n, cx, cy, half))
+        sites.sort()
+        return [(cx, cy, half) for _, cx, cy, half in sites[:MAX_PIN_SITES]]
+
     def _track_loose_pins(self, loose: list[_Pin], n_ball_masks: int) -> None:
-        """Pins that moved or are not confirmed: find every pin-sized blob near them, assign jointly."""
-        blobs: list[tuple[float, float, np.ndarray]] = []
-        stats = np.zeros((32, K.N_BLOB))
+        """Pins that moved or are not confirmed: find every pin-sized blob near them, assign jointly.
+
+        An absent pin is also looked for on its own spot (every frame) and, while the table is
+        still, anywhere on the cloth (every few frames): pins are put back by hand between shots,
+        often far from where they were last seen lying."""
+        blobs: list[tuple[float, float, np.ndarray, bool]] = []
         for p in loose:
             k = p.index
-            if p.missing > 12 and (self._frame_count + k) % 6 and not self._pin_reachable(p):
-                continue  # long absent: looked for in turn (it comes back by hand, slowly)
-            self._n_masks = n_ball_masks
-            for o in self.pins:  # confirmed standing pins keep their own pixels
-                if o.tight and o is not p and o.state in (PinState.STANDING, PinState.RAIL_STANDING):
-                    self._push_mask(o.cx, o.cy, 1.8 * self.pin_stand_r_px[o.index])
+            sites = []
             px, py = p.cx + p.vx, p.cy + p.vy
-            x0, y0, w, h = self._window(px, py, self._pin_gate(p))
-            if w < 3 or h < 3:
+            gate = self._pin_gate(p)
+            if not (p.missing > 12 and (self._frame_count + k) % 6 and not self._pin_reachable(p)):
+                sites.append((px, py, gate))  # long absent: looked for there in turn
+            if p.missing >= 3:
+                sx, sy = self.pin_spot_px[k]
+                if not sites or math.hypot(sx - px, sy - py) > 0.5 * gate:
+                    sites.append((sx, sy, self._spot_gate(k)))
+            if not sites:
                 continue
-            self._pin_window_weights(x0, y0, w, h)
-            nb = K.label_blobs(self._w_fg, self._w_band, self._w_u, self._w_v, h, w, 0.35,
-                               self.pin_min_area[k], self._labels, self._stack, stats, 32)
-            for q in range(nb):
-                st = stats[q].copy()
-                st[K.B_CX] += x0
-                st[K.B_CY] += y0
-                st[K.B_BX] += x0
-                st[K.B_BY] += y0
-                st[K.B_X0] += x0
-                st[K.B_X1] += x0
-                st[K.B_Y0] += y0
-                st[K.B_Y1] += y0
-                if not self._pin_like(st, k):
-                    continue
-                if all(math.hypot(st[K.B_CX] - b[0], st[K.B_CY] - b[1]) > 2.0 for b in blobs):
-                    blobs.append((st[K.B_CX], st[K.B_CY], st))
+            self._push_standing_pin_masks(n_ball_masks, p)
+            for cx, cy, g in sites:
+                x0, y0, w, h = self._window(cx, cy, g)
+                if w >= 3 and h >= 3:
+                    self._collect_pin_blobs(blobs, x0, y0, w, h, k, False)
+        self._frames_since_pin_coarse += 1
+        if (any(p.missing >= 3 for p in loose) and not self.table_moving
+                and self._frames_since_pin_coarse >= PIN_COARSE_EVERY):
+            self._push_standing_pin_masks(n_ball_masks, None)
+            k_small = int(np.argmin(self.pin_min_area))
+            for cx, cy, half in self._pin_sites_anywhere():
+                x0, y0, w, h = self._window(cx, cy, half)
+                if w >= 3 and h >= 3:
+                    self._collect_pin_blobs(blobs, x0, y0, w, h, k_small, True)
         pairs = []
         for p in loose:
             k = p.index
             px, py = p.cx + p.vx, p.cy + p.vy
             gate = self._pin_gate(p)
-            for q, (bx, by, st) in enumerate(blobs):
+            absent = p.missing >= 3
+            sx, sy = self.pin_spot_px[k]
+            sgate = self._spot_gate(k)
+            for q, (bx, by, st, anywhere) in enumerate(blobs):
                 d = math.hypot(bx - px, by - py)
-                if d > gate:
+                far = False
+                if d <= gate:
+                    cost = d / gate
+                elif absent and math.hypot(bx - sx, by - sy) <= sgate:
+                    cost, far = math.hypot(bx - sx, by - sy) / sgate, True
+                elif absent and anywhere and self._pin_like(st, k):
+                    cost, far = 1.5, True  # anywhere else on the cloth: after every nearer explanation
+                else:
                     continue
-                cost = d / gate
                 if st[K.B_BAND] > 2.0:
                     kingish = st[K.B_BU] < -15.0 and st[K.B_BU] < -0.5 * st[K.B_BV]
                     if kingish != (PIN_IDS[k] == "king"):
                         cost += 1.0
-                pairs.append((cost, k, q))
+                pairs.append((cost, k, q, far))
         pairs.sort()
         taken_pin: set[int] = set()
         taken_blob: dict[int, int] = {}
         for share in (False, True):
             # second round: a pin left without a blob may share one big enough for two
             # (a pin lying across another, a pin against the king)
-            for cost, k, q in pairs:
+            for cost, k, q, far in pairs:
                 if k in taken_pin:
                     continue
                 if q in taken_blob:
                     other = taken_blob[q]
                     big = blobs[q][2][K.B_SUMW] >= 1.6 * (self.pin_min_area[k] + self.pin_min_area[other]) / 0.55
-                    if not share or not big:
+                    if not share or not big or far:
                         continue
                 taken_pin.add(k)
                 taken_blob.setdefault(q, k)
+                if far:  # found again away from where it was lost: no jump taken for motion
+                    self.pins[k].cx, self.pins[k].cy = blobs[q][0], blobs[q][1]
                 self._pin_measure(self.pins[k], blobs[q][2], 0, 0, None)
                 if share:
                     self.pins[k].conf *= 0.6
