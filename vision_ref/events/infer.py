@@ -62,12 +62,13 @@ class InferenceSettings:
     wrong attributions (silent wrong calls) but more F8 fouls called on shots whose
     knocker was in fact clear; lowering it the other way round. Measured by
     ``python benchmarks/events.py`` (scenario library + 200 random shots at 60 and
-    120 fps, 468 shot records, ~600 pin knocks): from 0.5 to 0.99 the sweep is flat --
-    root ball right for 100 % of the attributed knocks, the same 14 doubts -- because
-    the likelihoods are decisive (a knock is either well explained by one root or by
-    none). 0.95 is the default: inside the flat range with margin on both sides; at
-    0.995 and above every knock becomes a doubt (``unexplained`` caps the posterior
-    at 1 / (1 + unexplained)).
+    120 fps, 468 shot records, ~600 pin knocks): from 0.5 to 0.999 the sweep is flat --
+    root ball right for 100 % of the attributed knocks, the same 14 doubts. Nearly
+    every knock has candidates of one root ball only (it stands whatever the setting,
+    flagged ``weak`` when its fit is poor: F8 is about several balls); where several
+    roots compete the posteriors are decisive (well explained by one or by none).
+    0.95 is the default: inside the flat range, with margin both ways should a
+    noisier tracker make the posteriors less decisive.
 
     ``fit_s``: at most this much of a trajectory (seconds, at least 4 rows) is fitted
     on each side of a contact; ``k_sigma``: how many standard errors a frame may
