@@ -167,17 +167,23 @@ class FrameSource(ABC):
         self.stats = SourceStats()
         self._opened = False
 
-    @property
-    @abstractmethod
-    def fps(self) -> float: ...
+    # Sources that know their rate, size and exposure up front keep them here; the
+    # properties can be overridden by sources that read them from elsewhere.
+    _fps: float = 0.0
+    _size: tuple[int, int] = (0, 0)
+    _exposure_s: float | None = None
 
     @property
-    @abstractmethod
-    def size(self) -> tuple[int, int]: ...
+    def fps(self) -> float:
+        return self._fps
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self._size
 
     @property
     def exposure_s(self) -> float | None:
-        return None
+        return self._exposure_s
 
     def open(self) -> "FrameSource":
         self._opened = True

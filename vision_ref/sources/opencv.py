@@ -53,14 +53,6 @@ class OpenCVCameraSource(FrameSource):
         self._cap = None
         self.detector: DropDetector | None = None
 
-    @property
-    def fps(self) -> float:
-        return self._fps
-
-    @property
-    def size(self) -> tuple[int, int]:
-        return self._size
-
     def open(self) -> "OpenCVCameraSource":
         import cv2
 

@@ -219,14 +219,6 @@ class PiCameraSource(FrameSource):
 
     # ---- FrameSource ------------------------------------------------------------
     @property
-    def fps(self) -> float:
-        return self._fps
-
-    @property
-    def size(self) -> tuple[int, int]:
-        return self._size
-
-    @property
     def exposure_s(self) -> float | None:
         return None if self._exposure_us is None else self._exposure_us * 1e-6
 

@@ -127,23 +127,11 @@ class MemorySource(FrameSource):
         self.drop = set(int(i) for i in drop)
         self.mode = mode
         self.name = name
-        self._exposure = exposure_s
+        self._exposure_s = exposure_s
         first = self._frames[0]
         img = first.y if isinstance(first, Frame) and first.y is not None else (
             first.bgr if isinstance(first, Frame) else first)
         self._size = (int(img.shape[1]), int(img.shape[0]))
-
-    @property
-    def fps(self) -> float:
-        return self._fps
-
-    @property
-    def size(self) -> tuple[int, int]:
-        return self._size
-
-    @property
-    def exposure_s(self) -> float | None:
-        return self._exposure
 
     def frames(self) -> Iterator[Frame]:
         pacer = Pacer(self._fps, self.paced)
