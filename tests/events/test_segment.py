@@ -1,9 +1,12 @@
+import numpy as np
 import pytest
 
 from tests.events.conftest import concat_tracks, rephase
 from vision_ref.errors import ContractError
+from vision_ref.events.infer import infer_shot
 from vision_ref.events.segment import segment_shots
 from vision_ref.events.synthetic import tracks_from_truth
+from vision_ref.messages import BallState
 from vision_ref.sim.scenarios import get_scenario
 
 
@@ -68,3 +71,21 @@ def test_bad_tracks_are_rejected(carom_shot):
     with pytest.raises(ContractError) as err:
         segment_shots(tracks)
     assert "increase" in str(err.value)
+
+
+@pytest.mark.parametrize("first_state", [BallState.MOVING, BallState.AT_REST])
+def test_ball_found_late_is_not_a_strike(carom_shot, first_state):
+    """A ball the tracker finds only after a few rows (its first report MOVING: the
+    velocity has no history) is a detection start, not a shot at row 0."""
+    tracks = tracks_from_truth(carom_shot, 60.0, noise_mm=0.5, seed=1)
+    late = tracks.balls["white2"]
+    late.xy[:5] = np.nan
+    late.state[:5] = int(BallState.UNKNOWN)
+    late.state[5:7] = int(first_state)
+    (w,) = segment_shots(tracks)
+    assert w.struck == "cue"
+    assert abs(w.strike_t - carom_shot.strike_time) < 0.2 / 60.0
+    record = infer_shot(tracks, w, shooter="A")
+    assert record["struck"] == "cue"
+    seen = late.xy[10]
+    assert np.hypot(*(np.asarray(record["before"]["balls"]["white2"]) - seen)) < 3.0

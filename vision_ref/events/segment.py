@@ -96,7 +96,29 @@ def ball_motion(tracks: Tracks) -> np.ndarray:
         on = np.isin(st, _ON_CLOTH)
         jumped = (np.nan_to_num(step) > 8.0 * sig + 1.0) & on & np.roll(on, 1)
         jumped[0] = False
-        out[:, i] = moving | jumped
+        out[:, i] = (moving & ~_detection_starts(tr.xy, moving, 8.0 * sig + 1.0)) | jumped
+    return out
+
+
+def _detection_starts(xy: np.ndarray, moving: np.ndarray, still_mm: float) -> np.ndarray:
+    """MOVING rows that are only a ball being found: a run of MOVING right after rows
+    without a position (the start of the tracks, or unseen) in which the ball does not
+    leave the place it was first seen. A tracker's velocity has no history there, so
+    its MOVING is not evidence of a strike (it made a fake shot at row 0, and the
+    real one was then lost)."""
+    out = np.zeros(len(moving), dtype=bool)
+    seen = np.all(np.isfinite(xy), axis=1)
+    for first, last in _runs(moving, 0):
+        if first > 0 and seen[first - 1]:
+            continue  # seen just before: a genuine start of motion (or a continuing one)
+        rows = np.arange(first, min(last + 2, len(moving)))
+        rows = rows[seen[rows]]
+        if len(rows) == 0:
+            out[first:last + 1] = True  # nothing to show motion at all
+            continue
+        drift = np.hypot(*(xy[rows] - xy[rows[0]]).T)
+        if float(drift.max()) <= still_mm:
+            out[first:last + 1] = True
     return out
 
 
