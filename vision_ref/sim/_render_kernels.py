@@ -852,33 +852,50 @@ def render_box(
     # swept bounding spheres of every object over all the samples (centre, radius, AO reach):
     # a pixel none of them can touch -- no hit, no shadow -- is the background as it is
     nobj = nb + npn + nq
-    sweep = np.zeros((nobj, 6))  # centre, radius, AO reach, motion over the samples (mm)
-    for o in range(nobj):
-        cnt = 0
-        for s in range(S):
+    # each object's bounding sphere in each sample, found in one place:
+    # (present, centre x, y, z, radius, AO reach)
+    obj = np.zeros((S, nobj, 6))
+    for s in range(S):
+        for o in range(nobj):
             if o < nb:
                 if balls[s, o, 3] < 0.5:
                     continue
-                c0 = balls[s, o, 0]
-                c1 = balls[s, o, 1]
-                c2 = balls[s, o, 2]
+                obj[s, o, 1] = balls[s, o, 0]
+                obj[s, o, 2] = balls[s, o, 1]
+                obj[s, o, 3] = balls[s, o, 2]
+                obj[s, o, 4] = ball_rad
+                obj[s, o, 5] = shadow_reach
             elif o < nb + npn:
                 k = o - nb
                 if pins[s, k, 5] < 0.5:
                     continue
-                c0 = pin_bs[s, k, 0]
-                c1 = pin_bs[s, k, 1]
-                c2 = pin_bs[s, k, 2]
+                obj[s, o, 1] = pin_bs[s, k, 0]
+                obj[s, o, 2] = pin_bs[s, k, 1]
+                obj[s, o, 3] = pin_bs[s, k, 2]
+                obj[s, o, 4] = pin_bs[s, k, 3]
+                obj[s, o, 5] = 4.0 * pin_rmax[pin_kind[k]] + 20.0
             else:
                 q = o - nb - npn
                 if prims[s, q, 0] < 0.5:
                     continue
-                c0 = prim_bs[s, q, 0]
-                c1 = prim_bs[s, q, 1]
-                c2 = prim_bs[s, q, 2]
-            sweep[o, 0] += c0
-            sweep[o, 1] += c1
-            sweep[o, 2] += c2
+                obj[s, o, 1] = prim_bs[s, q, 0]
+                obj[s, o, 2] = prim_bs[s, q, 1]
+                obj[s, o, 3] = prim_bs[s, q, 2]
+                obj[s, o, 4] = prim_bs[s, q, 3] + 2.0
+                if prims[s, q, 0] < 1.5:
+                    obj[s, o, 5] = 3.0 * max(prims[s, q, 7], prims[s, q, 8]) + 60.0
+                else:
+                    obj[s, o, 5] = 3.0 * max(prims[s, q, 4], max(prims[s, q, 5], prims[s, q, 6])) + 60.0
+            obj[s, o, 0] = 1.0
+    sweep = np.zeros((nobj, 6))  # centre, radius, AO reach, motion over the samples (mm)
+    for o in range(nobj):
+        cnt = 0
+        for s in range(S):
+            if obj[s, o, 0] < 0.5:
+                continue
+            sweep[o, 0] += obj[s, o, 1]
+            sweep[o, 1] += obj[s, o, 2]
+            sweep[o, 2] += obj[s, o, 3]
             cnt += 1
         if cnt == 0:
             sweep[o, 3] = -1.0
@@ -889,40 +906,14 @@ def render_box(
         rad = 0.0
         reach = 0.0
         for s in range(S):
-            if o < nb:
-                if balls[s, o, 3] < 0.5:
-                    continue
-                c0 = balls[s, o, 0]
-                c1 = balls[s, o, 1]
-                c2 = balls[s, o, 2]
-                rs = ball_rad
-                re = shadow_reach
-            elif o < nb + npn:
-                k = o - nb
-                if pins[s, k, 5] < 0.5:
-                    continue
-                c0 = pin_bs[s, k, 0]
-                c1 = pin_bs[s, k, 1]
-                c2 = pin_bs[s, k, 2]
-                rs = pin_bs[s, k, 3]
-                re = 4.0 * pin_rmax[pin_kind[k]] + 20.0
-            else:
-                q = o - nb - npn
-                if prims[s, q, 0] < 0.5:
-                    continue
-                c0 = prim_bs[s, q, 0]
-                c1 = prim_bs[s, q, 1]
-                c2 = prim_bs[s, q, 2]
-                rs = prim_bs[s, q, 3] + 2.0
-                if prims[s, q, 0] < 1.5:
-                    re = 3.0 * max(prims[s, q, 7], prims[s, q, 8]) + 60.0
-                else:
-                    re = 3.0 * max(prims[s, q, 4], max(prims[s, q, 5], prims[s, q, 6])) + 60.0
-            dd = math.sqrt((c0 - sweep[o, 0]) ** 2 + (c1 - sweep[o, 1]) ** 2 + (c2 - sweep[o, 2]) ** 2) + rs
+            if obj[s, o, 0] < 0.5:
+                continue
+            dd = math.sqrt((obj[s, o, 1] - sweep[o, 0]) ** 2 + (obj[s, o, 2] - sweep[o, 1]) ** 2
+                           + (obj[s, o, 3] - sweep[o, 2]) ** 2) + obj[s, o, 4]
             if dd > rad:
                 rad = dd
-            if re > reach:
-                reach = re
+            if obj[s, o, 5] > reach:
+                reach = obj[s, o, 5]
         sweep[o, 3] = rad
         sweep[o, 4] = reach
         # motion: the largest displacement of the object's key points from its first sample
