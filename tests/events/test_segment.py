@@ -6,7 +6,7 @@ from vision_ref.errors import ContractError
 from vision_ref.events.infer import infer_shot
 from vision_ref.events.segment import segment_shots
 from vision_ref.events.synthetic import tracks_from_truth
-from vision_ref.messages import BallState
+from vision_ref.messages import BallState, PinState
 from vision_ref.sim.scenarios import get_scenario
 
 
@@ -89,3 +89,37 @@ def test_ball_found_late_is_not_a_strike(carom_shot, first_state):
     assert record["struck"] == "cue"
     seen = late.xy[10]
     assert np.hypot(*(np.asarray(record["before"]["balls"]["white2"]) - seen)) < 3.0
+
+
+def _flicker(tracks, row, ball="white1", pin="king"):
+    """Pin states flickering at rest and a ball near it reported moving for a row,
+    its centroid pulled 6 mm (the pin's blob touching it)."""
+    p = tracks.pins[pin]
+    p.state[row:row + 6:2] = int(PinState.MOVING)
+    p.state[row + 1:row + 6:2] = int(PinState.DOWN)
+    b = tracks.balls[ball]
+    b.state[row + 2] = int(BallState.MOVING)
+    b.xy[row + 2] += (6.0, 0.0)
+
+
+def test_flicker_at_rest_is_not_a_shot(carom_shot, pin_shot):
+    a = tracks_from_truth(carom_shot, 60.0, noise_mm=0.5, seed=1)
+    b = tracks_from_truth(pin_shot, 60.0, noise_mm=0.5, seed=2)
+    (w_a,) = segment_shots(a)
+    _flicker(a, w_a.end_row + 20)
+    both = concat_tracks(a, b)
+    windows = segment_shots(both)
+    assert [w.struck for w in windows] == ["cue", "cue"]
+    assert abs(windows[1].strike_t - (pin_shot.strike_time + a.t[-1] + 13 / 60.0)) < 0.2 / 60.0
+    # reported, not silently dropped: the next shot's record carries it
+    record = infer_shot(both, windows[1], shooter="B")
+    assert any("not a shot" in w and "king" in w for w in record["warnings"])
+    assert not any("not a shot" in w for w in infer_shot(both, windows[0], shooter="A")["warnings"])
+
+
+def test_flicker_after_the_last_shot_is_a_warning(carom_shot):
+    tracks = tracks_from_truth(carom_shot, 60.0, noise_mm=0.5, seed=1)
+    (w,) = segment_shots(tracks)
+    _flicker(tracks, w.end_row + 20)
+    (w,) = segment_shots(tracks)
+    assert any("not a shot" in n for n in w.notes)

@@ -418,7 +418,7 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
         raise ContractError("shooter", "must be a non-empty player id")
     settings = settings or InferenceSettings()
     sh = _Shot(tracks, window, table, settings)
-    warnings: list[str] = []
+    warnings: list[str] = list(window.notes)
     if not window.complete:
         warnings.append("the tracks end before the table came to rest: the end of the shot is missing")
 

@@ -34,7 +34,9 @@ class ShotWindow:
     ``strike_t``: clip time of the strike (sub-frame estimate) and ``strike_sigma``
     its standard error; ``complete`` False when the tracks end before the table
     came to rest; ``onsets``: each moving ball's estimated onset time;
-    ``hand_placements``: pieces moved by hand since the previous shot.
+    ``hand_placements``: pieces moved by hand since the previous shot; ``notes``:
+    motion since the previous shot that was not a shot (pin states changing, a ball
+    reported moving in place, with every ball at rest), for the record's warnings.
     """
 
     start_row: int
@@ -46,12 +48,14 @@ class ShotWindow:
     complete: bool = True
     onsets: dict[str, float] = field(default_factory=dict)
     hand_placements: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
             "start_row": self.start_row, "strike_row": self.strike_row, "end_row": self.end_row,
             "struck": self.struck, "strike_t": self.strike_t, "strike_sigma": self.strike_sigma,
             "complete": self.complete, "onsets": dict(self.onsets), "hand_placements": list(self.hand_placements),
+            "notes": list(self.notes),
         }
 
 
@@ -147,6 +151,30 @@ def _runs(mask: np.ndarray, max_gap: int) -> list[tuple[int, int]]:
     return runs
 
 
+def _travelled(tracks: Tracks, ball: str, first: int, last: int, since: int,
+               min_rows: int = 3) -> bool:
+    """The ball left its resting place during rows first..last (what a strike or a
+    knock does), not merely reported MOVING or jittering in place: at least
+    ``min_rows`` rows more than ~1 cm (and well above the noise) from where it rested
+    before, or it went off the table."""
+    tr = tracks.balls[ball]
+    threshold = max(10.0, 8.0 * noise_of(tracks) + 1.0)
+    before = np.arange(max(since, first - max(3, int(round(0.25 * tracks.fps)))), first)
+    if len(before):
+        before = before[np.isin(tr.state[before], _ON_CLOTH)]
+    r0 = rest_position(tr.xy, before) if len(before) else None
+    run = np.arange(first, last + 1)
+    seen = run[np.all(np.isfinite(tr.xy[run]), axis=1) & np.isin(tr.state[run], _ON_CLOTH)]
+    if len(seen) == 0:
+        return False
+    if r0 is None:
+        r0 = tr.xy[seen[0]]
+    if np.any(tr.state[run] == int(BallState.OFF_TABLE)):
+        return True
+    away = np.hypot(*(tr.xy[seen] - r0).T) > threshold
+    return int(away.sum()) >= min_rows
+
+
 def rest_position(xy: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
     pts = xy[rows]
     pts = pts[np.all(np.isfinite(pts), axis=1)]
@@ -230,10 +258,20 @@ def segment_shots(tracks: Tracks, *, min_rest_s: float = 0.25, lead_s: float = 0
     max_gap = max(1, int(round(min_rest_s * fps)))
     windows: list[ShotWindow] = []
     prev_end = 0
+    notes: list[str] = []
+    fi = tracks.frame_index
     for first, last in _runs(any_motion, max_gap):
         balls_moving = bm[first:last + 1].any(axis=0)
-        if not balls_moving.any():
-            continue  # pins moved with no ball rolling: set by hand
+        struck_like = [b for i, b in enumerate(BALL_IDS) if balls_moving[i]
+                       and _travelled(tracks, b, first, last, prev_end)]
+        if not struck_like:
+            # no ball left its place: pins set by hand, or states flickering at rest.
+            # Not a shot (it would shift the turn and make calls from nothing).
+            what = [p for j, p in enumerate(PIN_IDS) if pm[first:last + 1, j].any()]
+            what += [b for i, b in enumerate(BALL_IDS) if balls_moving[i]]
+            notes.append(f"frames {int(fi[first])}-{int(fi[last])}: {', '.join(what)} reported moving "
+                         "with every ball at rest (hand placement or tracker flicker): not a shot")
+            continue
         # the shot starts at the first row a ball moves on the cloth from a still table
         start_moving = int(first + np.argmax(bm[first:last + 1].any(axis=1)))
         if in_hand[first:start_moving + 2].any():
@@ -263,9 +301,12 @@ def segment_shots(tracks: Tracks, *, min_rest_s: float = 0.25, lead_s: float = 0
         windows.append(ShotWindow(
             start_row=int(lead), strike_row=int(start_moving), end_row=int(end), struck=struck,
             strike_t=float(onsets[struck]), strike_sigma=float(sigmas[struck]), complete=complete,
-            onsets=onsets,
+            onsets=onsets, notes=notes,
         ))
+        notes = []
         prev_end = end
+    if notes and windows:
+        windows[-1].notes = windows[-1].notes + notes  # after the last shot
     for k in range(1, len(windows)):
         windows[k].hand_placements = hand_placements(tracks, windows[k - 1], windows[k])
     return windows
