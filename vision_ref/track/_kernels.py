@@ -73,6 +73,32 @@ def _clip01(v):
 
 
 @njit(cache=True, inline="always")
+def _row_masks(masks, n_masks, yy):
+    """Bit m set when mask m reaches row yy (all bits past 62 masks): most rows of a window
+    touch no mask, and their pixels then skip the per-mask test."""
+    if n_masks > 62:
+        return -1
+    bits = 0
+    for m in range(n_masks):
+        dy = yy - masks[m, 1]
+        if dy * dy <= masks[m, 2] * masks[m, 2]:
+            bits |= 1 << m
+    return bits
+
+
+@njit(cache=True, inline="always")
+def _is_masked(masks, n_masks, bits, xx, yy):
+    for m in range(n_masks):
+        if (bits >> m) & 1 == 0:
+            continue
+        dx = xx - masks[m, 0]
+        dy = yy - masks[m, 1]
+        if dx * dx + dy * dy <= masks[m, 2] * masks[m, 2]:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
 def read_yuv(mode, bgr, yp, uvp, yy, xx, prm):
     """(Y, U, V) of one pixel as floats, from a BGR frame or a Y + half-res UV frame.
 
@@ -148,15 +174,10 @@ def ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, prm, mask
     """
     for j in range(h):
         yy = y0 + j
+        rows = _row_masks(masks, n_masks, yy)
         for i in range(w):
             xx = x0 + i
-            masked = False
-            for m in range(n_masks):
-                dx = xx - masks[m, 0]
-                dy = yy - masks[m, 1]
-                if dx * dx + dy * dy <= masks[m, 2] * masks[m, 2]:
-                    masked = True
-                    break
+            masked = rows != 0 and _is_masked(masks, n_masks, rows, xx, yy)
             if masked:
                 out_cls[j, i] = 0.0
                 out_fg[j, i] = 0.0
@@ -331,15 +352,10 @@ def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
     """Per pixel of a window: foreground, band/crown weight (the warm-coloured pin parts) and normalised chroma."""
     for j in range(h):
         yy = y0 + j
+        rows = _row_masks(masks, n_masks, yy)
         for i in range(w):
             xx = x0 + i
-            masked = False
-            for m in range(n_masks):
-                dx = xx - masks[m, 0]
-                dy = yy - masks[m, 1]
-                if dx * dx + dy * dy <= masks[m, 2] * masks[m, 2]:
-                    masked = True
-                    break
+            masked = rows != 0 and _is_masked(masks, n_masks, rows, xx, yy)
             out_u[j, i] = 0.0
             out_v[j, i] = 0.0
             if masked:
@@ -810,15 +826,10 @@ def class_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, gh, gw, step, ref, prm
     """
     for j in range(gh):
         yy = y0 + j * step
+        rows = _row_masks(masks, n_masks, yy)
         for i in range(gw):
             xx = x0 + i * step
-            masked = False
-            for m in range(n_masks):
-                dx = xx - masks[m, 0]
-                dy = yy - masks[m, 1]
-                if dx * dx + dy * dy <= masks[m, 2] * masks[m, 2]:
-                    masked = True
-                    break
+            masked = rows != 0 and _is_masked(masks, n_masks, rows, xx, yy)
             if masked:
                 out_cls[j, i] = 0.0
                 continue
@@ -832,15 +843,10 @@ def fg_window(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_mas
     """Foreground weight of every pixel of a window (the refinement's input): out_fg[:h, :w]."""
     for j in range(h):
         yy = y0 + j
+        rows = _row_masks(masks, n_masks, yy)
         for i in range(w):
             xx = x0 + i
-            masked = False
-            for m in range(n_masks):
-                dx = xx - masks[m, 0]
-                dy = yy - masks[m, 1]
-                if dx * dx + dy * dy <= masks[m, 2] * masks[m, 2]:
-                    masked = True
-                    break
+            masked = rows != 0 and _is_masked(masks, n_masks, rows, xx, yy)
             if masked:
                 out_fg[j, i] = 0.0
                 continue

@@ -47,7 +47,8 @@ COARSE_STRIDE = 8
 # 1456x1088, and a disk of diameter d always holds a point of a lattice of spacing d/sqrt(2)
 PIN_COARSE_STRIDE = 4
 PIN_COARSE_EVERY = 3  # frames between whole-cloth pin searches while a pin is absent and the table is still
-MAX_PIN_SITES = 12  # whole-cloth candidates looked at per search
+MAX_PIN_SITES = 12
+PIN_SPARSE_AREA = 3600  # pin windows larger than this (px) are first sampled every 2nd pixel  # whole-cloth candidates looked at per search
 MAX_WIN = 256  # largest window side (pixels)
 MAX_COMP = 256
 MAX_MASKS = 64
@@ -221,8 +222,16 @@ class Tracker:
         self._probe_out = np.zeros(3)
         self._blob = np.zeros(K.N_BLOB)
         self._pin_stats = np.zeros((32, K.N_BLOB))
+        g = MAX_WIN // 2 + 1  # the 2-pixel grid of a wide pin window
+        self._g_region = np.ones((g, g), np.uint8)
+        self._g_fg = np.zeros((g, g), np.float32)
+        self._g_white = np.zeros((g, g), np.float32)
+        self._g_cue = np.zeros((g, g), np.float32)
+        self._g_labels = np.zeros((g, g), np.int32)
+        self._g_stats = np.zeros((MAX_COMP, K.N_STAT))
         self._masks = np.zeros((MAX_MASKS, 3))
         self._wmasks = np.zeros((MAX_MASKS, 3))
+        self._mask_list = [(0.0, 0.0, 0.0)] * MAX_MASKS
         self._empty3 = np.zeros((1, 1, 3), np.uint8)
         self._empty2 = np.zeros((1, 1), np.uint8)
         self._empty_uv = np.zeros((1, 1, 2), np.uint8)
@@ -487,6 +496,7 @@ class Tracker:
         self._masks[m, 0] = cx
         self._masks[m, 1] = cy
         self._masks[m, 2] = r
+        self._mask_list[m] = (cx, cy, r)  # plain floats: _window_masks tests these without numpy scalars
         self._n_masks = m + 1
 
     def _streak(self, b: _Ball) -> tuple[float, float, float]:
@@ -504,10 +514,14 @@ class Tracker:
     def _window_masks(self, x0: int, y0: int, w: int, h: int) -> int:
         """Copy the masks that touch a window into the compact buffer; returns how many."""
         n = 0
+        wm = self._wmasks
+        ml = self._mask_list
         for m in range(self._n_masks):
-            mx, my, mr = self._masks[m]
+            mx, my, mr = ml[m]
             if x0 - mr <= mx <= x0 + w + mr and y0 - mr <= my <= y0 + h + mr:
-                self._wmasks[n] = self._masks[m]
+                wm[n, 0] = mx
+                wm[n, 1] = my
+                wm[n, 2] = mr
                 n += 1
         return n
 
@@ -1029,10 +1043,49 @@ class Tracker:
 
     def _spot_gate(self, k: int) -> float:
         """Search radius (px) around a pin's own spot while it is absent (it is put back there, or near)."""
-        return min(0.8 * self.pin_len_px[k] + 10.0 + 30.0 / self.mm_px, 0.5 * MAX_WIN - 2.0)
+        return min(0.8 * self.pin_len_px[k] + 10.0, 0.5 * MAX_WIN - 2.0)
 
     def _collect_pin_blobs(self, blobs: list, x0: int, y0: int, w: int, h: int, k: int, anywhere: bool) -> None:
-        """Pin-like blobs of one window (frame px) appended to ``blobs`` (duplicates of ones found skipped)."""
+        """Pin-like blobs of one window (frame px) appended to ``blobs`` (duplicates of ones found skipped).
+
+        A wide window (a moving or missing pin's gate) is first sampled every 2nd pixel: only the
+        boxes of foreground there (merged when they come near each other, with a margin) are read
+        at full resolution, so the cost follows what is on the cloth, not the gate's area."""
+        if w * h <= PIN_SPARSE_AREA:
+            self._collect_pin_blobs_in(blobs, x0, y0, w, h, k, anywhere)
+            return
+        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        gh, gw = (h + 1) // 2, (w + 1) // 2
+        K.coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, 2, y0, x0, gh, gw, self._g_region, self.ref_white,
+                      self.ref_cue, self.prm, self._g_fg, self._g_white, self._g_cue)
+        nc = K.label_grid(self._g_fg, self._g_white, self._g_cue, gh, gw, 0.35, self._g_labels, self._stack,
+                          self._g_stats, MAX_COMP)
+        min_cells = 0.3 * self.pin_min_area[k] / 4.0
+        boxes = []
+        for c in range(nc):
+            st = self._g_stats[c]
+            if st[K.S_N] < min_cells:
+                continue
+            boxes.append([max(x0 + 2 * int(st[K.S_X0]) - 4, x0), max(y0 + 2 * int(st[K.S_Y0]) - 4, y0),
+                          min(x0 + 2 * int(st[K.S_X1]) + 5, x0 + w), min(y0 + 2 * int(st[K.S_Y1]) + 5, y0 + h)])
+        merged = True
+        while merged:  # boxes that touch become one (a blob is never cut in two)
+            merged = False
+            for a in range(len(boxes)):
+                for b in range(a + 1, len(boxes)):
+                    p, q = boxes[a], boxes[b]
+                    if p[0] <= q[2] and q[0] <= p[2] and p[1] <= q[3] and q[1] <= p[3]:
+                        boxes[a] = [min(p[0], q[0]), min(p[1], q[1]), max(p[2], q[2]), max(p[3], q[3])]
+                        del boxes[b]
+                        merged = True
+                        break
+                if merged:
+                    break
+        for bx0, by0, bx1, by1 in boxes:
+            if bx1 - bx0 >= 3 and by1 - by0 >= 3:
+                self._collect_pin_blobs_in(blobs, bx0, by0, bx1 - bx0, by1 - by0, k, anywhere)
+
+    def _collect_pin_blobs_in(self, blobs: list, x0: int, y0: int, w: int, h: int, k: int, anywhere: bool) -> None:
         self._pin_window_weights(x0, y0, w, h)
         stats = self._pin_stats
         nb = K.label_blobs(self._w_fg, self._w_band, self._w_u, self._w_v, h, w, 0.35,
@@ -1093,10 +1146,12 @@ class Tracker:
     def _track_loose_pins(self, loose: list[_Pin], n_ball_masks: int) -> None:
         """Pins that moved or are not confirmed: find every pin-sized blob near them, assign jointly.
 
-        An absent pin is also looked for on its own spot (every frame) and, while the table is
-        still, anywhere on the cloth (every few frames): pins are put back by hand between shots,
+        While no ball rolls, an absent pin is also looked for on its own spot (every frame) and
+        anywhere on the cloth (every few frames): pins are put back by hand between shots,
         often far from where they were last seen lying."""
         blobs: list[tuple[float, float, np.ndarray, bool]] = []
+        # no ball rolling (pins just put back count as MOVING for a few frames: not a reason to wait)
+        still = not any(b.state == BallState.MOVING for b in self.balls)
         for p in loose:
             k = p.index
             sites = []
@@ -1104,7 +1159,7 @@ class Tracker:
             gate = self._pin_gate(p)
             if not (p.missing > 12 and (self._frame_count + k) % 6 and not self._pin_reachable(p)):
                 sites.append((px, py, gate))  # long absent: looked for there in turn
-            if p.missing >= 3:
+            if p.missing >= 3 and still:  # pins are put back by hand while the balls are still
                 sx, sy = self.pin_spot_px[k]
                 if not sites or math.hypot(sx - px, sy - py) > 0.5 * gate:
                     sites.append((sx, sy, self._spot_gate(k)))
@@ -1116,7 +1171,7 @@ class Tracker:
                 if w >= 3 and h >= 3:
                     self._collect_pin_blobs(blobs, x0, y0, w, h, k, False)
         self._frames_since_pin_coarse += 1
-        if (any(p.missing >= 3 for p in loose) and not self.table_moving
+        if (any(p.missing >= 3 for p in loose) and still
                 and self._frames_since_pin_coarse >= PIN_COARSE_EVERY):
             self._push_standing_pin_masks(n_ball_masks, None)
             k_small = int(np.argmin(self.pin_min_area))
@@ -1137,7 +1192,7 @@ class Tracker:
                 far = False
                 if d <= gate:
                     cost = d / gate
-                elif absent and math.hypot(bx - sx, by - sy) <= sgate:
+                elif absent and still and math.hypot(bx - sx, by - sy) <= sgate:
                     cost, far = math.hypot(bx - sx, by - sy) / sgate, True
                 elif absent and anywhere and self._pin_like(st, k):
                     cost, far = 1.5, True  # anywhere else on the cloth: after every nearer explanation
