@@ -321,6 +321,9 @@ class Tracker:
         # (a cloth mark blurred by compression is a quarter of that)
         self.pin_min_area = 0.55 * math.pi * self.pin_stand_r_px**2
         self.pin_area_nominal = 1.2 * math.pi * self.pin_stand_r_px**2
+        # a 2-pixel sampling grid surely crosses a lying pin only when its base is 4+ px wide
+        # (1456x1088: 5.4 px); coarser footage reads wide pin windows at full resolution
+        self._pin_sparse_ok = t.pin_base_diameter / self.mm_px >= 4.0
 
     def _background(self, mode: int, frame: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Background planes in the input's representation (built on first use of a mode)."""
@@ -1051,7 +1054,7 @@ class Tracker:
         A wide window (a moving or missing pin's gate) is first sampled every 2nd pixel: only the
         boxes of foreground there (merged when they come near each other, with a margin) are read
         at full resolution, so the cost follows what is on the cloth, not the gate's area."""
-        if w * h <= PIN_SPARSE_AREA:
+        if w * h <= PIN_SPARSE_AREA or not self._pin_sparse_ok:
             self._collect_pin_blobs_in(blobs, x0, y0, w, h, k, anywhere)
             return
         mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
