@@ -43,10 +43,12 @@ from vision_ref.track.geometry import Geometry
 CUE = 0
 WHITES = (1, 2)
 COARSE_STRIDE = 8
-# the pin search over the whole cloth: a standing pin seen from above is ~9 px across at
-# 1456x1088, and a disk of diameter d always holds a point of a lattice of spacing d/sqrt(2)
-PIN_COARSE_STRIDE = 4
-PIN_COARSE_EVERY = 3  # frames between whole-cloth pin searches while a pin is absent and the table is still
+# the pin search over the whole cloth runs every PIN_COARSE_EVERY frames while a pin is absent
+# and no ball rolls, every PIN_COARSE_LATE frames once it has been absent PIN_COARSE_LATE_AFTER
+# frames (a pin off the table for good costs little then)
+PIN_COARSE_EVERY = 3
+PIN_COARSE_LATE = 10
+PIN_COARSE_LATE_AFTER = 60
 MAX_PIN_SITES = 12
 PIN_SPARSE_AREA = 3600  # pin windows larger than this (px) are first sampled every 2nd pixel  # whole-cloth candidates looked at per search
 MAX_WIN = 256  # largest window side (pixels)
@@ -286,8 +288,11 @@ class Tracker:
         self.c_labels = np.zeros((self.c_gh, self.c_gw), np.int32)
         self.c_stack = np.zeros(2 * self.c_gh * self.c_gw, np.int32)
         self.c_stats = np.zeros((MAX_COMP, K.N_STAT))
-        # the pin grid: the cloth only (a pin put back by hand stands on the cloth)
-        s = PIN_COARSE_STRIDE
+        # the pin grid: the cloth only (a pin put back by hand stands on the cloth). A standing
+        # pin seen from above is a disk ~2 top radii across, and a disk of diameter d always
+        # holds a point of a square lattice of spacing d/sqrt(2) (with a margin: d/1.6)
+        pin_d = 2.0 * min(t.pin_top_radius(p) for p in PIN_IDS) / self.mm_px
+        s = self.pin_coarse_stride = int(min(max(pin_d / 1.6, 2.0), 6.0))
         self.pc_y0 = self.pc_x0 = s // 2
         self.pc_gh = (self.H - self.pc_y0 + s - 1) // s
         self.pc_gw = (self.W - self.pc_x0 + s - 1) // s
@@ -1118,12 +1123,12 @@ class Tracker:
     def _pin_sites_anywhere(self) -> list[tuple[float, float, float]]:
         """Pin-sized foreground components anywhere on the cloth (a pin put back by hand anywhere).
 
-        A sparse grid (every 4th pixel of every 4th row, 1/16 of the frame) over the cloth,
+        A sparse grid (every 5th pixel of every 5th row at 1456x1088) over the cloth,
         labelled; components near a found ball or a confirmed pin are that object."""
         mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
         self._frames_since_pin_coarse = 0
         self.pin_coarse_runs += 1
-        s = PIN_COARSE_STRIDE
+        s = self.pin_coarse_stride
         K.coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, s, self.pc_y0, self.pc_x0, self.pc_gh, self.pc_gw,
                       self.pc_region, self.ref_white, self.ref_cue, self.prm, self.pc_fg, self.pc_white, self.pc_cue)
         nc = K.label_grid(self.pc_fg, self.pc_white, self.pc_cue, self.pc_gh, self.pc_gw, 0.35, self.pc_labels,
@@ -1174,8 +1179,9 @@ class Tracker:
                 if w >= 3 and h >= 3:
                     self._collect_pin_blobs(blobs, x0, y0, w, h, k, False)
         self._frames_since_pin_coarse += 1
-        if (any(p.missing >= 3 for p in loose) and still
-                and self._frames_since_pin_coarse >= PIN_COARSE_EVERY):
+        absent_for = max((p.missing for p in loose), default=0)
+        every = PIN_COARSE_EVERY if absent_for < PIN_COARSE_LATE_AFTER else PIN_COARSE_LATE
+        if absent_for >= 3 and still and self._frames_since_pin_coarse >= every:
             self._push_standing_pin_masks(n_ball_masks, None)
             k_small = int(np.argmin(self.pin_min_area))
             for cx, cy, half in self._pin_sites_anywhere():
