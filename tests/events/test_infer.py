@@ -242,3 +242,25 @@ def test_a_flickering_pin_state_is_no_knock(carom_shot):
     rec = infer_shot(tracks, w, shooter="A")
     assert not [e for e in rec["events"] if e.get("pin") == "left"]
     assert any("pin left reported moving" in m for m in rec["warnings"])
+
+
+@pytest.mark.parametrize("fps", [60.0, 120.0])
+@pytest.mark.parametrize("phase", [0.1, 0.6])
+def test_ball_struck_from_near_a_cushion_into_it(fps, phase):
+    """A cue ball 9 mm off the right cushion driven into it: the cushion contact
+    comes a fraction of a frame after the strike, before any moving row shows the
+    approach (it was lost: the fit before it was the ball at rest)."""
+    from vision_ref.rules.table import DEFAULT_TABLE as T
+
+    y = -(T.half_width - T.ball_radius - 9.0)
+    shot = simulate(Layout.standard(balls={"cue": (510.0, y)}), Strike(speed=4900.0, angle=5.18))
+    rephase(shot, fps, phase)
+    truth = onset_truth(shot.truth_record(fps), shot, fps)
+    assert truth["events"][1]["type"] == "cushion" and truth["events"][1]["t"] < 0.5 / fps
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.7, seed=3, exposure_s=0.5 / fps)
+    (w,) = segment_shots(tracks)
+    record = infer_shot(tracks, w, shooter="A")
+    c = compare(record, truth)
+    assert c.order_ok, (c.missing, c.extra)
+    first = record["events"][1]
+    assert (first["type"], first["ball"], first["cushion"]) == ("cushion", "cue", "right")

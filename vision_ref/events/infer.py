@@ -568,7 +568,51 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
                 out[out.index(dup)] = c
             continue
         out.append(c)
+    _order_corners(sh, out)
+    out.sort(key=lambda c: c.t)
     return out
+
+
+def _order_corners(sh: _Shot, contacts: list[_Contact]) -> None:
+    """Two cushions of one ball at a corner, within about a frame: order them by the
+    one path into the corner.
+
+    Timed separately, each cushion's estimate mixes the incoming path with the
+    outgoing one (bent by both cushions, with restitution and spin), and at a corner
+    the two contacts can be 0.05 frame apart: noise swaps them. The incoming path is
+    clean up to the first of them, so both crossings are solved from one fit of it;
+    their difference (what the order rests on) shares the fit's error and nearly
+    cancels it. The pair keeps the mean of the separate estimates (both sides'
+    information); only the split between them comes from the incoming path.
+    """
+    cush = [c for c in contacts if c.kind == "cushion" and not c.off_table]
+    for i, c1 in enumerate(cush):
+        for c2 in cush[i + 1:]:
+            if c1.objs[0] != c2.objs[0] or abs(c1.t - c2.t) > 1.5 * sh.dt:
+                continue
+            (ax1, co1), (ax2, co2) = sh.table.cushion_line(c1.objs[1]), sh.table.cushion_line(c2.objs[1])
+            if ax1 == ax2:
+                continue
+            ball = c1.objs[0]
+            first = min(c1.t, c2.t)
+            f = sh.fit(ball, first - min(max(c1.sigma, c2.sigma), sh.dt), "pre", own=(c1.t, c2.t))
+            if f is None or f.deg == 0 or len(f.rows) < 3:
+                continue
+            lo, hi = first - 2.0 * sh.dt, max(c1.t, c2.t) + 2.0 * sh.dt
+            times = []
+            for (axis, coord) in ((ax1, co1), (ax2, co2)):
+                k = 0 if axis == "x" else 1
+                sgn = 1.0 if coord > 0 else -1.0
+                bound = abs(coord) - sh.R
+                times.append(_crossing(lambda t, k=k, sgn=sgn, bound=bound: bound - sgn * float(f.pos(t)[k]),
+                                       lo, hi, first=True))
+            if times[0] is None or times[1] is None:
+                continue
+            # keep the pair's combined centre (both sides' information) and take the
+            # split between them from the incoming path
+            centre = 0.5 * (c1.t + c2.t)
+            half = 0.5 * (times[1] - times[0])
+            c1.t, c2.t = centre - half, centre + half
 
 
 def _rough_time(sh: _Shot, r: int, q: int, clearance) -> float:
@@ -703,12 +747,19 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
     bound = abs(coord) - sh.R
     lo, hi = _bracket(sh, c)
     t_ref = c.t
+    if ball == sh.w.struck and t_ref <= sh.w.strike_t:
+        # a rough guess before the strike (a ball a few mm off the cushion): the
+        # strike is a hard break, so time it from the strike's side
+        t_ref = sh.w.strike_t + 1e-6
     own = (c.t,)
     res = None
     m = 0.0
     for _ in range(3):
         f = sh.fit(ball, t_ref - m, "pre", own)
-        g = None if c.off_table else sh.fit(ball, t_ref + m, "post", own)
+        t_post = t_ref + m
+        if ball == sh.w.struck:
+            t_post = max(t_post, sh.w.strike_t + 1e-6)  # never across the strike's break
+        g = None if c.off_table else sh.fit(ball, t_post, "post", own)
         h_pre = v_pre = h_post = v_post = None
         if f is not None and f.deg > 0:
             def h_pre(t, f=f):
@@ -732,7 +783,11 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
     if res is not None:
         # the ball must have been travelling into the cushion before the contact
         f = sh.fit(ball, res[0] - m, "pre", own)
-        if f is None or (f.deg == 0 and len(f.rows) < 2):
+        if _struck_into_cushion(sh, ball, res[0], k, sgn, bound):
+            # struck from near the cushion: it travelled into it within the first
+            # frame (the strike's own estimate is then late: it fitted the rebound)
+            res = (max(res[0], sh.w.strike_t), res[1], res[2])
+        elif f is None or (f.deg == 0 and len(f.rows) < 2):
             pass  # too close after another contact to tell: the crossing decides
         elif f.deg == 0:
             res = None  # at rest before: the ball left the cushion, it did not hit it
@@ -742,6 +797,35 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
             if not (gain > 3 * sh.sig or approach > 3 * math.sqrt(f.vel_var(res[0]))):
                 res = None
     _finish(sh, c, res)
+
+
+def _struck_into_cushion(sh: _Shot, ball: str, t: float, k: int, sgn: float, bound: float) -> bool:
+    """The struck ball rested clear of this cushion and the contact comes within two
+    frames of the strike: it was driven into the cushion before a moving row could
+    show the approach (a ball a few mm off the cushion, played into it). A ball frozen
+    against the cushion (no clearance) played away from it is not a contact."""
+    if ball != sh.w.struck or not (-0.5 * sh.dt <= t - sh.w.strike_t <= 2.0 * sh.dt):
+        return False
+    tr = sh.tracks.balls[ball]
+    rest = [r for r in range(sh.r0, sh.w.strike_row)
+            if sh.valid[ball][r] and tr.state[r] == int(BallState.AT_REST)]
+    p0 = rest_position(tr.xy, np.array(rest)) if rest else None
+    if p0 is None:
+        return False
+    clearance = bound - sgn * float(p0[k])
+    if not (3.0 * sh.sig + 0.5 < clearance < 2.0 * sh.R):
+        return False
+    # played away from the cushion, the path after the strike, run backwards, goes
+    # through the rest place; bounced off it, that path is the mirror image of the
+    # way in and passes the rest place on the cushion's side
+    g = sh.fit(ball, max(t, sh.w.strike_t) + 1e-6, "post", (t,))
+    if g is None or g.deg == 0:
+        return False
+    ts = np.linspace(sh.w.strike_t - 2.0 * sh.dt, sh.w.strike_t + sh.dt, 61)
+    d = [float(np.hypot(*(g.pos(x) - p0))) for x in ts]
+    j = int(np.argmin(d))
+    toward = sgn * float(g.pos(ts[j])[k] - p0[k]) > 0.0
+    return toward and d[j] > 3.0 * math.sqrt(max(g.var(ts[j]), 0.0) + sh.sig ** 2) + 1.5
 
 
 def _finish(sh: _Shot, c: _Contact, res) -> None:
