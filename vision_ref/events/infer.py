@@ -568,51 +568,8 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
                 out[out.index(dup)] = c
             continue
         out.append(c)
-    _order_corners(sh, out)
     out.sort(key=lambda c: c.t)
     return out
-
-
-def _order_corners(sh: _Shot, contacts: list[_Contact]) -> None:
-    """Two cushions of one ball at a corner, within about a frame: order them by the
-    one path into the corner.
-
-    Timed separately, each cushion's estimate mixes the incoming path with the
-    outgoing one (bent by both cushions, with restitution and spin), and at a corner
-    the two contacts can be 0.05 frame apart: noise swaps them. The incoming path is
-    clean up to the first of them, so both crossings are solved from one fit of it;
-    their difference (what the order rests on) shares the fit's error and nearly
-    cancels it. The pair keeps the mean of the separate estimates (both sides'
-    information); only the split between them comes from the incoming path.
-    """
-    cush = [c for c in contacts if c.kind == "cushion" and not c.off_table]
-    for i, c1 in enumerate(cush):
-        for c2 in cush[i + 1:]:
-            if c1.objs[0] != c2.objs[0] or abs(c1.t - c2.t) > 1.5 * sh.dt:
-                continue
-            (ax1, co1), (ax2, co2) = sh.table.cushion_line(c1.objs[1]), sh.table.cushion_line(c2.objs[1])
-            if ax1 == ax2:
-                continue
-            ball = c1.objs[0]
-            first = min(c1.t, c2.t)
-            f = sh.fit(ball, first - min(max(c1.sigma, c2.sigma), sh.dt), "pre", own=(c1.t, c2.t))
-            if f is None or f.deg == 0 or len(f.rows) < 3:
-                continue
-            lo, hi = first - 2.0 * sh.dt, max(c1.t, c2.t) + 2.0 * sh.dt
-            times = []
-            for (axis, coord) in ((ax1, co1), (ax2, co2)):
-                k = 0 if axis == "x" else 1
-                sgn = 1.0 if coord > 0 else -1.0
-                bound = abs(coord) - sh.R
-                times.append(_crossing(lambda t, k=k, sgn=sgn, bound=bound: bound - sgn * float(f.pos(t)[k]),
-                                       lo, hi, first=True))
-            if times[0] is None or times[1] is None:
-                continue
-            # keep the pair's combined centre (both sides' information) and take the
-            # split between them from the incoming path
-            centre = 0.5 * (c1.t + c2.t)
-            half = 0.5 * (times[1] - times[0])
-            c1.t, c2.t = centre - half, centre + half
 
 
 def _rough_time(sh: _Shot, r: int, q: int, clearance) -> float:
