@@ -326,6 +326,8 @@ class Tracker:
         # (a cloth mark blurred by compression is a quarter of that)
         self.pin_min_area = 0.55 * math.pi * self.pin_stand_r_px**2
         self.pin_area_nominal = 1.2 * math.pi * self.pin_stand_r_px**2
+        # a lying pin seen from above: its length times about 0.7 of its widest diameter
+        self.pin_lying_area = self.pin_h / self.mm_px * 1.4 * self.pin_stand_r_px
         # a 2-pixel sampling grid surely crosses a lying pin only when its base is 4+ px wide
         # (1456x1088: 5.4 px); coarser footage reads wide pin windows at full resolution
         self._pin_sparse_ok = t.pin_base_diameter / self.mm_px >= 4.0
@@ -1188,6 +1190,17 @@ class Tracker:
                 x0, y0, w, h = self._window(cx, cy, half)
                 if w >= 3 and h >= 3:
                     self._collect_pin_blobs(blobs, x0, y0, w, h, k_small, True)
+        # blobs held by pins confirmed this frame (not loose) are theirs: a lost pin must not
+        # take over a neighbour's lying body (two identities on one pin, then swapped calls)
+        loose_ids = {p.index for p in loose}
+        held = [(o.cx, o.cy, max(0.5 * o.half_extent, 2.0 * self.pin_stand_r_px[o.index]), o.index)
+                for o in self.pins if o.index not in loose_ids and o.tight and not math.isnan(o.cx)]
+        held_blob: dict[int, int] = {}
+        for q, (bx, by, st, _) in enumerate(blobs):
+            for hx, hy, hr, o in held:
+                if math.hypot(bx - hx, by - hy) <= hr:
+                    held_blob[q] = o
+                    break
         pairs = []
         for p in loose:
             k = p.index
@@ -1197,6 +1210,8 @@ class Tracker:
             sx, sy = self.pin_spot_px[k]
             sgate = self._spot_gate(k)
             for q, (bx, by, st, anywhere) in enumerate(blobs):
+                if q in held_blob and st[K.B_SUMW] < 1.5 * self.pin_lying_area[held_blob[q]]:
+                    continue
                 d = math.hypot(bx - px, by - py)
                 far = False
                 if d <= gate:
