@@ -353,6 +353,14 @@ def test_pin_weights_and_blobs_match_twin(seed):
     assert n == t0[K.B_NPIX]
     np.testing.assert_allclose(out, t0, rtol=1e-5, atol=1e-4)
     assert K.blob_at(fg, band, nu, nv, h, w, -50.0, -50.0, 3.0, 0.35, labels, stack, out) == 0
+    # flood_blob (the fill both use): from any pixel of each component, that component's moments
+    for comp in comps:
+        labels[:] = 0
+        j, i = comp[len(comp) // 2]
+        out = np.zeros(K.N_BLOB)
+        assert K.flood_blob(fg, band, nu, nv, h, w, 0.35, j, i, labels, stack, out) == len(comp)
+        np.testing.assert_allclose(out, py_blob_moments(comp, fgv, bandv, nuv, nvv), rtol=1e-5, atol=1e-4)
+        assert labels[:h, :w].sum() == len(comp)
 
 
 @pytest.mark.parametrize("seed", [10, 11])

@@ -379,46 +379,15 @@ def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
 
 
 @njit(cache=True)
-def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out):
-    """Moments of the 8-connected blob (fg >= thresh) holding the strongest pixel within search_r of (sx, sy).
-
-    Window coordinates. ``labels`` (>= h x w int32) and ``stack`` (>= 2*h*w int32)
-    are scratch. Writes N_BLOB values (weight sum, centroid, covariance, band weight
-    and centroid, mean normalised chroma of the band, pixel count, bbox); returns the
-    pixel count (0: nothing there).
-    """
-    for q in range(N_BLOB):
-        out[q] = 0.0
-    # the seed: the strongest pixel, discounted with distance so the nearest of equals wins
-    best = 0.0
-    bx = -1
-    by = -1
-    r2 = search_r * search_r
-    j0 = max(int(sy - search_r), 0)
-    j1 = min(int(sy + search_r) + 1, h)
-    i0 = max(int(sx - search_r), 0)
-    i1 = min(int(sx + search_r) + 1, w)
-    for j in range(j0, j1):
-        for i in range(i0, i1):
-            dx = i - sx
-            dy = j - sy
-            d2 = dx * dx + dy * dy
-            if d2 <= r2 and fg[j, i] >= thresh:
-                s = fg[j, i] * (1.0 - 0.5 * d2 / (r2 + 1.0))
-                if s > best:
-                    best = s
-                    bx = i
-                    by = j
-    if bx < 0:
-        return 0
-    for j in range(h):
-        for i in range(w):
-            labels[j, i] = 0
-    top = 0
-    stack[0] = by
-    stack[1] = bx
+def flood_blob(fg, band, nu, nv, h, w, thresh, j0, i0, labels, stack, out):
+    """8-connected flood fill from (j0, i0) over fg >= thresh (labels marked 1), writing the
+    blob's moments into ``out`` (a row of N_BLOB: weight, centroid, second moments, the
+    coloured band's weight, centroid and chroma, pixel count, bounding box). Returns the
+    pixel count. One fill serves both blob_at and label_blobs."""
+    labels[j0, i0] = 1
+    stack[0] = j0
+    stack[1] = i0
     top = 1
-    labels[by, bx] = 1
     npix = 0
     sw = 0.0
     smx = 0.0
@@ -431,10 +400,10 @@ def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out
     sby = 0.0
     sbu = 0.0
     sbv = 0.0
-    x0 = bx
-    x1 = bx
-    y0 = by
-    y1 = by
+    x0 = i0
+    x1 = i0
+    y0 = j0
+    y1 = j0
     while top > 0:
         top -= 1
         j = stack[2 * top]
@@ -494,6 +463,45 @@ def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out
     out[B_Y0] = y0
     out[B_Y1] = y1
     return npix
+
+
+@njit(cache=True)
+def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out):
+    """Moments of the 8-connected blob (fg >= thresh) holding the strongest pixel within search_r of (sx, sy).
+
+    Window coordinates. ``labels`` (>= h x w int32) and ``stack`` (>= 2*h*w int32)
+    are scratch. Writes N_BLOB values (weight sum, centroid, covariance, band weight
+    and centroid, mean normalised chroma of the band, pixel count, bbox); returns the
+    pixel count (0: nothing there).
+    """
+    for q in range(N_BLOB):
+        out[q] = 0.0
+    # the seed: the strongest pixel, discounted with distance so the nearest of equals wins
+    best = 0.0
+    bx = -1
+    by = -1
+    r2 = search_r * search_r
+    j0 = max(int(sy - search_r), 0)
+    j1 = min(int(sy + search_r) + 1, h)
+    i0 = max(int(sx - search_r), 0)
+    i1 = min(int(sx + search_r) + 1, w)
+    for j in range(j0, j1):
+        for i in range(i0, i1):
+            dx = i - sx
+            dy = j - sy
+            d2 = dx * dx + dy * dy
+            if d2 <= r2 and fg[j, i] >= thresh:
+                s = fg[j, i] * (1.0 - 0.5 * d2 / (r2 + 1.0))
+                if s > best:
+                    best = s
+                    bx = i
+                    by = j
+    if bx < 0:
+        return 0
+    for j in range(h):
+        for i in range(w):
+            labels[j, i] = 0
+    return flood_blob(fg, band, nu, nv, h, w, thresh, by, bx, labels, stack, out)
 
 
 @njit(cache=True)
@@ -683,86 +691,10 @@ def label_blobs(fg, band, nu, nv, h, w, thresh, min_sumw, labels, stack, stats, 
                 continue
             if nc >= max_comp:
                 return nc
-            labels[j0, i0] = 1
-            stack[0] = j0
-            stack[1] = i0
-            top = 1
-            npix = 0
-            sw = 0.0
-            smx = 0.0
-            smy = 0.0
-            sxx = 0.0
-            sxy = 0.0
-            syy = 0.0
-            sb = 0.0
-            sbx = 0.0
-            sby = 0.0
-            sbu = 0.0
-            sbv = 0.0
-            x0 = i0
-            x1 = i0
-            y0 = j0
-            y1 = j0
-            while top > 0:
-                top -= 1
-                j = stack[2 * top]
-                i = stack[2 * top + 1]
-                wv = fg[j, i]
-                npix += 1
-                sw += wv
-                smx += wv * i
-                smy += wv * j
-                sxx += wv * i * i
-                sxy += wv * i * j
-                syy += wv * j * j
-                b = band[j, i]
-                sb += b
-                sbx += b * i
-                sby += b * j
-                sbu += b * nu[j, i]
-                sbv += b * nv[j, i]
-                if i < x0:
-                    x0 = i
-                if i > x1:
-                    x1 = i
-                if j < y0:
-                    y0 = j
-                if j > y1:
-                    y1 = j
-                for dj in range(-1, 2):
-                    jj = j + dj
-                    if jj < 0 or jj >= h:
-                        continue
-                    for di in range(-1, 2):
-                        ii = i + di
-                        if ii < 0 or ii >= w or labels[jj, ii] != 0:
-                            continue
-                        if fg[jj, ii] >= thresh:
-                            labels[jj, ii] = 1
-                            stack[2 * top] = jj
-                            stack[2 * top + 1] = ii
-                            top += 1
-            if sw < min_sumw:
+            # the row is kept only if the blob is heavy enough (else the next overwrites it)
+            flood_blob(fg, band, nu, nv, h, w, thresh, j0, i0, labels, stack, stats[nc])
+            if stats[nc, B_SUMW] < min_sumw:
                 continue
-            out = stats[nc]
-            mx = smx / sw
-            my = smy / sw
-            out[B_SUMW] = sw
-            out[B_CX] = mx
-            out[B_CY] = my
-            out[B_SXX] = sxx / sw - mx * mx
-            out[B_SXY] = sxy / sw - mx * my
-            out[B_SYY] = syy / sw - my * my
-            out[B_BAND] = sb
-            out[B_BX] = sbx / sb if sb > 1e-9 else mx
-            out[B_BY] = sby / sb if sb > 1e-9 else my
-            out[B_BU] = sbu / sb if sb > 1e-9 else 0.0
-            out[B_BV] = sbv / sb if sb > 1e-9 else 0.0
-            out[B_NPIX] = npix
-            out[B_X0] = x0
-            out[B_X1] = x1
-            out[B_Y0] = y0
-            out[B_Y1] = y1
             nc += 1
     return nc
 
