@@ -753,7 +753,35 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
             approach = sgn * float(f.vel(res[0])[k])
             if not (gain > 3 * sh.sig or approach > 3 * math.sqrt(f.vel_var(res[0]))):
                 res = None
+    if res is None and not c.off_table:
+        res = _creeps_to_cushion(sh, c, k, sgn, bound)
     _finish(sh, c, res)
+
+
+def _creeps_to_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float):
+    """A ball that creeps into the cushion and turns back from it (a touch too slow
+    to bend its path beyond the noise): within the candidate's rows its smoothed
+    clearance comes from well clear down to within 2.5 mm of the cushion, and it
+    comes to rest clearly further out again. Timed coarsely at the closest row."""
+    ball = c.objs[0]
+    tr = sh.tracks.balls[ball]
+    n = len(sh.t)
+    after = [r for r in range(sh.r1, min(sh.r1 + 6, n)) if sh.valid[ball][r]]
+    if len(after) < 2 or any(tr.state[r] != int(BallState.AT_REST) for r in after[:2]):
+        return None
+    r, q = c.span
+    rows = [x for x in range(r, q + 1) if sh.valid[ball][x]]
+    if len(rows) < 5:
+        return None
+    raw = np.array([bound - sgn * float(tr.xy[x, k]) for x in rows])
+    smooth = np.array([np.median(raw[max(i - 1, 0):i + 2]) for i in range(len(raw))])
+    j = int(np.argmin(smooth))
+    p_end = rest_position(tr.xy, np.array(after))
+    end_clear = bound - sgn * float(p_end[k])
+    margin = 5.0 * sh.sig + 1.0
+    if not (smooth[j] <= 2.5 and smooth[:j + 1].max() >= smooth[j] + margin and end_clear >= smooth[j] + margin):
+        return None
+    return float(sh.tm[rows[j]]), 2.0 * sh.dt, True
 
 
 def _struck_into_cushion(sh: _Shot, ball: str, t: float, k: int, sgn: float, bound: float) -> bool:
