@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 
 from vision_ref.camera import CameraModel
+from vision_ref.calibrate.profile import read_json, write_json_atomic
 from vision_ref.errors import CalibrationError
 
 LENS_FORMAT = "vision-ref.lens/1"
@@ -100,21 +101,13 @@ class LensCalibration:
                 "board": self.board.to_dict()}
 
     def save(self, path: str | Path) -> None:
-        path = Path(path)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1))
-        tmp.replace(path)
+        write_json_atomic(path, self.to_dict())
 
 
 def load_lens(path: str | Path) -> CameraModel:
     """A lens JSON (or a profile / camera JSON carrying K and dist) -> CameraModel with zero pose."""
     path = Path(path)
-    if not path.exists():
-        raise CalibrationError(f"lens file {path} does not exist")
-    try:
-        d = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CalibrationError(f"lens file {path} is not readable JSON: {exc}") from None
+    d = read_json(path, "lens file")
     if isinstance(d, dict) and "camera" in d and isinstance(d["camera"], dict):
         d = d["camera"]  # a calibration profile or a NAME.camera.json: reuse its intrinsics
     if not isinstance(d, dict):

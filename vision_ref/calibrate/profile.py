@@ -23,6 +23,25 @@ from vision_ref.rules.table import DEFAULT_TABLE, TableSpec
 PROFILE_FORMAT = "vision-ref.calibration/1"
 
 
+def write_json_atomic(path: str | Path, data: Any) -> None:
+    """Write JSON through a temporary file and a rename: a crash never leaves half a file."""
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def read_json(path: str | Path, what: str) -> Any:
+    """The JSON in ``path``; a missing or unreadable file is a CalibrationError naming ``what``."""
+    path = Path(path)
+    if not path.exists():
+        raise CalibrationError(f"{what} {path} does not exist")
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CalibrationError(f"{what} {path} is not readable JSON: {exc}") from None
+
+
 @dataclass
 class ColourModel:
     """Mean and covariance of one class in a colour space (default: OpenCV 8-bit Lab)."""
@@ -83,10 +102,7 @@ class CalibrationProfile:
         return d
 
     def save(self, path: str | Path) -> None:
-        path = Path(path)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1))
-        tmp.replace(path)  # atomic: a crash never leaves half a profile
+        write_json_atomic(path, self.to_dict())
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], where: str = "profile") -> "CalibrationProfile":
@@ -120,11 +136,4 @@ class CalibrationProfile:
 
     @classmethod
     def load(cls, path: str | Path) -> "CalibrationProfile":
-        path = Path(path)
-        if not path.exists():
-            raise CalibrationError(f"calibration profile {path} does not exist")
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CalibrationError(f"calibration profile {path} is not readable JSON: {exc}") from None
-        return cls.from_dict(data, where=str(path))
+        return cls.from_dict(read_json(path, "calibration profile"), where=str(path))
