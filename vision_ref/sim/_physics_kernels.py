@@ -859,6 +859,21 @@ def closest_points(di, pi_, dj, pj, tau, out):
 
 
 @njit(cache=True)
+def _topple_rk4(th, om, h, k, beta):
+    """One RK4 step of a toppling pin: theta'' = k sin(theta - beta)."""
+    k1t = om
+    k1o = k * math.sin(th - beta)
+    k2t = om + 0.5 * h * k1o
+    k2o = k * math.sin(th + 0.5 * h * k1t - beta)
+    k3t = om + 0.5 * h * k2o
+    k3o = k * math.sin(th + 0.5 * h * k2t - beta)
+    k4t = om + h * k3o
+    k4o = k * math.sin(th + h * k3t - beta)
+    return (th + h / 6.0 * (k1t + 2 * k2t + 2 * k3t + k4t),
+            om + h / 6.0 * (k1o + 2 * k2o + 2 * k3o + k4o))
+
+
+@njit(cache=True)
 def topple_profile(omega0, theta0, inertia, mgl, beta, n_samples, t_limit):
     """Tilt of a pin falling over its base rim: I th'' = m g l sin(th - beta), th(0)=theta0.
 
@@ -869,25 +884,13 @@ def topple_profile(omega0, theta0, inertia, mgl, beta, n_samples, t_limit):
     half_pi = 0.5 * math.pi
     k = mgl / inertia
 
-    def acc(th):
-        return k * math.sin(th - beta)
-
     # pass 1: the fall time
     dt = 1e-5
     th = theta0
     om = omega0
     t = 0.0
     while th < half_pi:
-        k1t = om
-        k1o = acc(th)
-        k2t = om + 0.5 * dt * k1o
-        k2o = acc(th + 0.5 * dt * k1t)
-        k3t = om + 0.5 * dt * k2o
-        k3o = acc(th + 0.5 * dt * k2t)
-        k4t = om + dt * k3o
-        k4o = acc(th + dt * k3t)
-        th_new = th + dt / 6.0 * (k1t + 2 * k2t + 2 * k3t + k4t)
-        om_new = om + dt / 6.0 * (k1o + 2 * k2o + 2 * k3o + k4o)
+        th_new, om_new = _topple_rk4(th, om, dt, k, beta)
         if th_new >= half_pi:
             f = (half_pi - th) / (th_new - th)
             t += f * dt
@@ -912,16 +915,7 @@ def topple_profile(omega0, theta0, inertia, mgl, beta, n_samples, t_limit):
     out[0] = th
     for i in range(1, n_samples):
         for _ in range(sub):
-            k1t = om
-            k1o = acc(th)
-            k2t = om + 0.5 * h * k1o
-            k2o = acc(th + 0.5 * h * k1t)
-            k3t = om + 0.5 * h * k2o
-            k3o = acc(th + 0.5 * h * k2t)
-            k4t = om + h * k3o
-            k4o = acc(th + h * k3t)
-            th = th + h / 6.0 * (k1t + 2 * k2t + 2 * k3t + k4t)
-            om = om + h / 6.0 * (k1o + 2 * k2o + 2 * k3o + k4o)
+            th, om = _topple_rk4(th, om, h, k, beta)
         out[i] = min(th, half_pi)
     out[n_samples - 1] = half_pi
     return out, ds, T, om_end
