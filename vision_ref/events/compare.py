@@ -49,8 +49,46 @@ class Comparison:
     extra: list[tuple] = field(default_factory=list)
 
 
+_WHITE_SWAP = {"white1": "white2", "white2": "white1"}
+
+
+def _swap_whites(x):
+    if isinstance(x, str):
+        return _WHITE_SWAP.get(x, x)
+    if isinstance(x, list):
+        return [_swap_whites(v) for v in x]
+    if isinstance(x, dict):
+        return {_swap_whites(k): _swap_whites(v) for k, v in x.items()}
+    return x
+
+
+def align_whites(inferred: dict, truth: dict) -> dict:
+    """The inferred record with its two whites' names matched to the truth's.
+
+    The whites are alike: a tracker names them by where it first sees them (white1
+    nearer spot 1), a simulator by how it laid them out. Within a shot the names only
+    have to be consistent, so the pairing whose "before" positions fit is used.
+    """
+    def dist(rec_a: dict, rec_b: dict) -> float:
+        total = 0.0
+        for w in ("white1", "white2"):
+            a, b = rec_a["before"]["balls"].get(w), rec_b["before"]["balls"].get(w)
+            if a is None or b is None:
+                total += 1e4 if (a is None) != (b is None) else 0.0
+            else:
+                total += ((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5
+        return total
+
+    if not all(isinstance(r.get("before", {}).get("balls"), dict) for r in (inferred, truth)):
+        return inferred  # nothing to pair them by
+    swapped = _swap_whites(inferred)
+    return swapped if dist(swapped, truth) < dist(inferred, truth) else inferred
+
+
 def compare(inferred: dict, truth: dict) -> Comparison:
-    """Compare events of two shot records (see the module docstring)."""
+    """Compare events of two shot records (see the module docstring); the whites'
+    names are matched first (``align_whites``)."""
+    inferred = align_whites(inferred, truth)
     inf = keyed(inferred["events"])
     truth_events = list(truth["events"])
     # a hit the camera could not see as a new start of motion (onset_truth's hidden

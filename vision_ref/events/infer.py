@@ -892,7 +892,7 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
                 if geom is None:
                     continue
                 t_lo = sh.tm[r - 1] if r - 1 >= 0 else sh.tm[r] - sh.dt
-                t_hi = sh.tm[r]
+                t_hi = sh.tm[_first_clear_motion_row(sh, p, r, geom)]
                 # direction of travel from the first clearly displaced row
                 direction, dsig = None, math.inf
                 ref = geom[1] if geom[0] == "circle" else 0.5 * (geom[1] + geom[2])
@@ -908,6 +908,44 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
                 eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig))
     eps.sort(key=lambda e: e.t_hi)
     return eps
+
+
+def _first_clear_motion_row(sh: _Shot, pin: str, r: int, geom) -> int:
+    """The first row from ``r`` on where the pin has certainly started to move.
+
+    A ball next to a pin spills into the pin's image (and then hides it): the tracker
+    may report the pin moving a few frames before the ball touches it, or lose it.
+    Rows where the pin is only slightly off its place or unseen, with a ball close
+    enough to blur it, do not prove motion; the onset interval then runs to the first
+    row that does (clearly displaced, or lying). The ball's fitted path times the
+    contact inside that longer interval; a lone pin with no ball close keeps ``r``.
+    """
+    tr = sh.tracks.pins[pin]
+    ref = geom[1] if geom[0] == "circle" else 0.5 * (geom[1] + geom[2])
+    clear_mm = 8 * sh.sig + 2.0
+    # a ball whose disc reaches the pin's image (the pin leans towards the camera's
+    # far side in the image by up to its height)
+    blur_mm = sh.R + 0.5 * sh.table.pin_height_of(pin) + 15.0
+    lying = (int(PinState.DOWN), int(PinState.RAIL_DOWN), int(PinState.LEANING))
+    last = min(sh.r1, r + int(round(0.25 / sh.dt)))
+    for q in range(r, last + 1):
+        if int(tr.state[q]) in lying:
+            return q
+        xy = tr.xy[q]
+        if np.all(np.isfinite(xy)) and float(np.hypot(*(xy - ref))) > clear_mm:
+            return q
+        if not any(_passes_near(sh.tracks.balls[b].xy, q, ref, blur_mm) for b in BALL_IDS):
+            # nothing to blur it: the tracker's call stands (or the pin is simply unseen)
+            return r if q == r else q
+    return r
+
+
+def _passes_near(xy: np.ndarray, q: int, p: np.ndarray, dist: float) -> bool:
+    """A ball's path from row q-1 to q+1 (what a frame's exposure smears) comes within dist of p."""
+    pts = [xy[k] for k in (q - 1, q, q + 1) if 0 <= k < len(xy) and np.all(np.isfinite(xy[k]))]
+    if len(pts) == 1:
+        return float(np.hypot(*(pts[0] - p))) <= dist
+    return any(_seg_point_dist(p, a, b) <= dist for a, b in zip(pts[:-1], pts[1:]))
 
 
 def _pin_body(sh: _Shot, pin: str, t: float, base0: np.ndarray, lying: bool = False):

@@ -1,0 +1,26 @@
+import copy
+
+from vision_ref.events.compare import align_whites, compare
+
+
+def _rec(w1, w2, events):
+    return {"before": {"balls": {"cue": [0.0, 0.0], "white1": list(w1), "white2": list(w2)}, "pins": {}},
+            "events": events, "fps": 60.0}
+
+
+def test_whites_are_paired_by_where_they_start():
+    truth = _rec((100.0, 0.0), (-300.0, 50.0), [{"t": 0.1, "type": "ball_ball", "a": "cue", "b": "white1"},
+                                               {"t": 0.3, "type": "pin_hit", "pin": "king", "by": "white1"}])
+    # the tracker named them the other way round (white1 nearer spot 1)
+    inferred = _rec((-300.2, 50.1), (100.1, 0.2), [{"t": 0.1, "type": "ball_ball", "a": "cue", "b": "white2"},
+                                                  {"t": 0.3, "type": "pin_hit", "pin": "king", "by": "white2",
+                                                   "p": {"white2": 0.99}}])
+    before = copy.deepcopy(inferred)
+    aligned = align_whites(inferred, truth)
+    assert aligned["events"][0]["b"] == "white1" and aligned["events"][1]["by"] == "white1"
+    assert aligned["events"][1]["p"] == {"white1": 0.99}
+    assert inferred == before  # the caller's record is left alone
+    c = compare(inferred, truth)
+    assert c.order_ok and c.pins_right == 1
+    # already paired: unchanged
+    assert align_whites(truth, truth) is truth
