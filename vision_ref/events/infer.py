@@ -1041,7 +1041,7 @@ def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, 
                 ts = np.linspace(lo, hi, 48)
                 hv = np.array([h(x) for x in ts])
                 k = int(np.argmin(hv))
-                if hv[k] > 2.5 * math.sqrt(f.var(ts[k])) + 0.5:
+                if hv[k] > 2.5 * math.sqrt(f.var(ts[k])) + sh.s.slack_mm:
                     f = None
                     break
                 tc = float(ts[k])
@@ -1165,6 +1165,15 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             # follows that from before/after, no knock to report
             started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), False, ep.onset_row)
             roots[ep.pin] = []
+            return
+        if not cands and int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) in (int(PinState.DOWN),
+                                                                                   int(PinState.RAIL_DOWN)):
+            # a lying pin shifting with nothing in reach: still sliding from its own knock,
+            # or the tracker's two readings of a lying body; it is down either way, and
+            # what it knocks next follows its earlier chain
+            warnings.append(f"lying pin {ep.pin} shifted at frame {int(fi[ep.onset_row])} with nothing in reach")
+            started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), True, ep.onset_row)
+            roots.setdefault(ep.pin, [])
             return
         if not cands and ep.direction is None and _stays_up(sh, ep):
             # reported moving, never displaced, standing at the end, nothing in reach:
