@@ -333,3 +333,36 @@ def test_a_lying_pin_that_shifts_with_nothing_in_reach_is_no_new_knock(pin_shot)
     rec2 = infer_shot(tracks, window, shooter="A")
     assert sum(e["type"] == "doubt" for e in rec2["events"]) == base_doubts
     assert any(f"lying pin {pin} shifted" in w for w in rec2["warnings"])
+
+
+def test_a_pin_only_blurred_and_hidden_by_a_ball_resting_beside_it_is_no_knock(pin_shot):
+    """A ball that rolls up and stops next to a standing pin spills into the pin's image
+    and hides it (the tracker may say "moving", then lose it to the end): that is no
+    evidence of a knock while no ball's path reached it. Without the ball beside it
+    the same report stays a doubt (something unseen moved it)."""
+    from vision_ref.messages import BallState, PinState
+
+    rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    knocked = {e["pin"] for e in rec["events"] if e["type"] in ("pin_hit", "doubt")}
+    pin = next(p for p in tracks.pins if p not in knocked)
+    tr = tracks.pins[pin]
+    at = tr.xy[window.strike_row].copy()
+    k = (window.strike_row + window.end_row) // 2
+    tr.state[k:k + 2] = int(PinState.MOVING)
+    tr.xy[k:k + 2] = at + (1.5, 1.0)
+    tr.state[k + 2:] = int(PinState.ABSENT)
+    tr.xy[k + 2:] = np.nan
+
+    def pin_events(record):
+        return [e for e in record["events"] if e.get("pin") == pin]
+
+    alone = infer_shot(tracks, window, shooter="A")
+    assert [e["type"] for e in pin_events(alone)] == ["doubt"]
+    # now white2 rests beside it all along (a ball's width from its base)
+    w2 = tracks.balls["white2"]
+    w2.xy[:] = at + (48.0, 0.0)
+    w2.vel[:] = 0.0
+    w2.state[:] = int(BallState.AT_REST)
+    beside = infer_shot(tracks, window, shooter="A")
+    assert pin_events(beside) == []
+    assert any(f"pin {pin} blurred by a ball beside it" in w for w in beside["warnings"])

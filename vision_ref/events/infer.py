@@ -869,6 +869,7 @@ class _Episode:
     t_hi: float
     direction: np.ndarray | None  # where it went (unit), when measurable
     dir_sigma: float = math.inf
+    confirmed: bool = True  # seen to move (not only blurred or hidden by a ball beside it)
 
 
 def _pin_episodes(sh: _Shot) -> list[_Episode]:
@@ -892,7 +893,8 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
                 if geom is None:
                     continue
                 t_lo = sh.tm[r - 1] if r - 1 >= 0 else sh.tm[r] - sh.dt
-                t_hi = sh.tm[_first_clear_motion_row(sh, p, r, geom)]
+                q_clear, confirmed = _first_clear_motion_row(sh, p, r, geom)
+                t_hi = sh.tm[q_clear]
                 # direction of travel from the first clearly displaced row
                 direction, dsig = None, math.inf
                 ref = geom[1] if geom[0] == "circle" else 0.5 * (geom[1] + geom[2])
@@ -905,12 +907,12 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
                         direction = dvec / dist
                         dsig = math.hypot(2 * sh.sig / dist, sh.s.direction_sigma)
                         break
-                eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig))
+                eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig, confirmed))
     eps.sort(key=lambda e: e.t_hi)
     return eps
 
 
-def _first_clear_motion_row(sh: _Shot, pin: str, r: int, geom) -> int:
+def _first_clear_motion_row(sh: _Shot, pin: str, r: int, geom) -> tuple[int, bool]:
     """The first row from ``r`` on where the pin has certainly started to move.
 
     A ball next to a pin spills into the pin's image (and then hides it): the tracker
@@ -919,6 +921,8 @@ def _first_clear_motion_row(sh: _Shot, pin: str, r: int, geom) -> int:
     enough to blur it, do not prove motion; the onset interval then runs to the first
     row that does (clearly displaced, or lying). The ball's fitted path times the
     contact inside that longer interval; a lone pin with no ball close keeps ``r``.
+    Returns (row, confirmed); not confirmed: within a quarter second (the row
+    returned) the pin never showed motion, only a ball beside it.
     """
     tr = sh.tracks.pins[pin]
     ref = geom[1] if geom[0] == "circle" else 0.5 * (geom[1] + geom[2])
@@ -928,16 +932,20 @@ def _first_clear_motion_row(sh: _Shot, pin: str, r: int, geom) -> int:
     blur_mm = sh.R + 0.5 * sh.table.pin_height_of(pin) + 15.0
     lying = (int(PinState.DOWN), int(PinState.RAIL_DOWN), int(PinState.LEANING))
     last = min(sh.r1, r + int(round(0.25 / sh.dt)))
+    # a ball's blob drags the measured base by a few mm; a toppling pin's centre moves
+    # by a sixth of its height within a frame or two of the knock
+    blurred_clear_mm = max(clear_mm, sh.table.pin_height_of(pin) / 6.0)
     for q in range(r, last + 1):
         if int(tr.state[q]) in lying:
-            return q
+            return q, True
+        near = any(_passes_near(sh.tracks.balls[b].xy, q, ref, blur_mm) for b in BALL_IDS)
         xy = tr.xy[q]
-        if np.all(np.isfinite(xy)) and float(np.hypot(*(xy - ref))) > clear_mm:
-            return q
-        if not any(_passes_near(sh.tracks.balls[b].xy, q, ref, blur_mm) for b in BALL_IDS):
+        if np.all(np.isfinite(xy)) and float(np.hypot(*(xy - ref))) > (blurred_clear_mm if near else clear_mm):
+            return q, True
+        if not near:
             # nothing to blur it: the tracker's call stands (or the pin is simply unseen)
-            return r if q == r else q
-    return r
+            return (r if q == r else q), True
+    return last, False
 
 
 def _passes_near(xy: np.ndarray, q: int, p: np.ndarray, dist: float) -> bool:
@@ -1175,6 +1183,12 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), True, ep.onset_row)
             roots.setdefault(ep.pin, [])
             return
+        if not cands and not ep.confirmed:
+            # only ever blurred or hidden by a ball resting or rolling beside it, which
+            # never reached it: no evidence the pin moved
+            warnings.append(f"pin {ep.pin} blurred by a ball beside it at frame {int(fi[ep.onset_row])}, "
+                            "not seen to move: ignored")
+            return
         if not cands and ep.direction is None and _stays_up(sh, ep):
             # reported moving, never displaced, standing at the end, nothing in reach:
             # a tracker's flicker, not a knock (reporting it would call a false F8)
@@ -1236,7 +1250,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                            for q in (max(r - 1, 0), r))
                 if b not in balls and near and (sh.moving[b][max(r - 1, 0)] or sh.moving[b][r]):
                     balls.append(b)
-            if len(balls) == 1:
+            if len(balls) == 1 and best_root is not None:
                 doubt, weak = False, True
         extra = {"p": p_rounded, "p_root": {k: round(v, 4) for k, v in root_post.items()},
                  "by_for_root": {r: max([c for c in post if (roots.get(c, []) if c in PIN_IDS else [c]) == [r]],
@@ -1255,6 +1269,9 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         else:
             reason = "dropped frame while it started to move" if forced else \
                 f"knocker not established at confidence {conf_needed}"
+            if best_root is None and len(balls) <= 1:
+                # its knocker's chain is not known (a pin moving again unexplained): any ball
+                balls = [b for b in BALL_IDS if b not in sh.off_row]
             ev = {"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": balls,
                   "confidence": root_p, "frames": frames, "reason": reason, **extra}
             if forced:
