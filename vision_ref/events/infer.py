@@ -870,6 +870,7 @@ class _Episode:
     direction: np.ndarray | None  # where it went (unit), when measurable
     dir_sigma: float = math.inf
     confirmed: bool = True  # seen to move (not only blurred or hidden by a ball beside it)
+    t_flag: float | None = None  # end of the frame interval the tracker first called it moving
 
 
 def _pin_episodes(sh: _Shot) -> list[_Episode]:
@@ -907,7 +908,7 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
                         direction = dvec / dist
                         dsig = math.hypot(2 * sh.sig / dist, sh.s.direction_sigma)
                         break
-                eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig, confirmed))
+                eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig, confirmed, sh.tm[r]))
     eps.sort(key=lambda e: e.t_hi)
     return eps
 
@@ -946,6 +947,21 @@ def _first_clear_motion_row(sh: _Shot, pin: str, r: int, geom) -> tuple[int, boo
             # nothing to blur it: the tracker's call stands (or the pin is simply unseen)
             return (r if q == r else q), True
     return last, False
+
+
+def _onset_likelihood(ep: _Episode, tc: float, s: float, dt: float) -> float:
+    """How well a contact at tc (sigma s) explains the pin's start of motion.
+
+    The frame the tracker first called the pin moving is the likeliest; when a ball
+    beside it made that call unsure (``_first_clear_motion_row``) the onset may lie
+    anywhere up to the first frame that shows motion, each frame of that stretch
+    counted at a frame's share of its length (a uniform onset density there)."""
+    t_flag = ep.t_hi if ep.t_flag is None else min(ep.t_flag, ep.t_hi)
+    p_flag = _norm_cdf((t_flag - tc) / s) - _norm_cdf((ep.t_lo - tc) / s)
+    if ep.t_hi <= t_flag:
+        return p_flag
+    p_rest = _norm_cdf((ep.t_hi - tc) / s) - _norm_cdf((t_flag - tc) / s)
+    return p_flag + p_rest * min(1.0, dt / (ep.t_hi - t_flag))
 
 
 def _passes_near(xy: np.ndarray, q: int, p: np.ndarray, dist: float) -> bool:
@@ -1024,8 +1040,10 @@ def _time_ball_pin(sh: _Shot, c: _Contact) -> None:
         c.t = tp
 
 
-def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, np.ndarray] | None:
-    """When the ball's fitted path reached the pin (time, sigma, push direction)."""
+def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, np.ndarray, float] | None:
+    """When the ball's fitted path reached the pin (time, sigma, push direction, and the
+    likelihood factor of a near miss: 1 when the path reaches the pin within its
+    errors, lower the further beyond them it passes, down to ``slack_mm``)."""
     if not sh.valid[ball][max(ep.onset_row - 1, 0)] and not sh.valid[ball][ep.onset_row]:
         return None
     reach = _ball_pin_reach(sh, ep.pin, ep.geom)
@@ -1045,13 +1063,18 @@ def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, 
                 return _geom_clearance(f.pos(t), ep.geom) - reach
 
             tc = _crossing(h, lo, hi, first=(side == "pre"))
+            miss = 1.0
             if tc is None:
                 ts = np.linspace(lo, hi, 48)
                 hv = np.array([h(x) for x in ts])
                 k = int(np.argmin(hv))
-                if hv[k] > 2.5 * math.sqrt(f.var(ts[k])) + sh.s.slack_mm:
+                beyond = hv[k] - 2.5 * math.sqrt(f.var(ts[k])) - 0.5
+                if beyond > sh.s.slack_mm:
                     f = None
                     break
+                # a ball touching a pin is measured a few mm off (the pin's image merges
+                # with it): a near miss may be the knock, but a clean reach beats it
+                miss = math.exp(-0.5 * (max(beyond, 0.0) / (0.5 * sh.s.slack_mm)) ** 2)
                 tc = float(ts[k])
             if abs(tc - ref) < 1e-5:
                 break
@@ -1067,7 +1090,7 @@ def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, 
         n = ref_pt - p
         n = n / max(float(np.hypot(*n)), 1e-9)
         if best is None or sigma < best[1]:
-            best = (tc, sigma, n)
+            best = (tc, sigma, n, miss)
         if side == "pre":
             break
     return best
@@ -1132,12 +1155,14 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
     conf_needed = sh.s.confidence
     def one(ep: _Episode) -> None:
         cands: dict[str, tuple[float, float, np.ndarray | None]] = {}
+        miss_like: dict[str, float] = {}
         for b in BALL_IDS:
             if b in sh.off_row and sh.off_row[b] <= ep.onset_row - 1:
                 continue
             res = _ball_knock_time(sh, b, ep)
             if res is not None:
-                cands[b] = res
+                cands[b] = res[:3]
+                miss_like[b] = res[3]
         stale: set[str] = set()
         for k, (k_onset, base0, k_lying, k_row) in started.items():
             if k == ep.pin or k_onset >= ep.t_hi or not _pin_in_motion(sh, k, ep.onset_row):
@@ -1154,14 +1179,14 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         like: dict[str, float] = {}
         for c, (tc, sc, n) in cands.items():
             s = math.sqrt(sc * sc + sh.s.onset_sigma_s ** 2 + (0.1 * sh.dt) ** 2)
-            lt = _norm_cdf((ep.t_hi - tc) / s) - _norm_cdf((ep.t_lo - tc) / s)
+            lt = _onset_likelihood(ep, tc, s, sh.dt)
             ld = 1.0
             if ep.direction is not None and n is not None:
                 cosang = float(np.clip(ep.direction @ n, -1.0, 1.0))
                 ang = math.acos(cosang)
                 # a later contact can turn a falling pin: direction only ranks candidates
                 ld = max(math.exp(-0.5 * (ang / ep.dir_sigma) ** 2), 0.2)
-            like[c] = max(lt, 1e-12) * max(ld, 1e-12)
+            like[c] = max(lt, 1e-12) * max(ld, 1e-12) * miss_like.get(c, 1.0)
         # something not seen (a candidate the tracks miss) keeps a small share, so a lone
         # candidate whose timing does not fit is no certainty
         total = sum(like.values()) + sh.s.unexplained
