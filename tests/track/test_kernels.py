@@ -475,3 +475,90 @@ def test_class_grid_fg_window_and_rest_probe_match_twin(seed, mode):
                                    atol=1e-5)
     else:
         np.testing.assert_allclose(out, 0.0)
+
+
+@pytest.mark.parametrize("seed", [15, 16, 17])
+@pytest.mark.parametrize("mode", [K.MODE_BGR, K.MODE_YUV])
+def test_refine_ball_matches_fg_window_then_refine_twin(seed, mode):
+    # the fused kernel computes the foreground only where a pass reads it: the same result
+    # as the twins of fg_window (per-pixel weights, masks) and refine_capsule on the window
+    fr, by, bu, bv, rng = scene(seed)
+    yp, uvp = to_nv12(fr)
+    args = (fr, EMPTY2, EMPTY_UV) if mode == K.MODE_BGR else (EMPTY3, yp, uvp)
+    prm = PRM.copy()
+    prm[K.P_CHROMA_OX], prm[K.P_CHROMA_OY] = rng.uniform(-0.5, 1.0, 2)
+    ref = np.array([200.0, 126.0, 130.0])
+    masks = np.array([[rng.uniform(10, 50), rng.uniform(10, 38), 4.0], [0.0, 0.0, 0.0]])
+    y0, x0, h, w = 2, 3, 40, 52
+    fgw = np.zeros((h, w))
+    for j in range(h):
+        for i in range(w):
+            yy, xx = y0 + j, x0 + i
+            if not in_masks(xx, yy, masks, 1):
+                y, u, v = py_read_yuv(mode, *args, yy, xx, prm)
+                fgw[j, i] = py_fg(y, u, v, by[yy, xx], bu[yy, xx], bv[yy, xx], prm)
+    fgw = fgw.astype(np.float32).astype(np.float64)  # the kernels store weights as float32
+    ang = rng.uniform(0, math.pi)
+    ux, uy, hl = math.cos(ang), math.sin(ang), [0.0, 2.5, 5.0][seed % 3]
+    r = rng.uniform(4.0, 7.0)
+    big = max(py_components(fgw >= 0.5), key=len)  # start near one of the scene's discs
+    cx = float(np.mean([p[1] for p in big])) + rng.uniform(-2, 2)
+    cy = float(np.mean([p[0] for p in big])) + rng.uniform(-2, 2)
+    buf = np.zeros((64, 64), np.float32)
+    rowbits = np.zeros(64, np.int64)
+    out = np.zeros(K.N_REFINE)
+    cls = K.refine_ball(mode, *args, by, bu, bv, y0, x0, h, w, prm, masks, 1, rowbits, buf, cx, cy, ux, uy, hl, r,
+                        1, 2, 1.5, ref, out)
+    twin = py_refine(fgw, cx, cy, ux, uy, hl, r, 1, 2, 1.5)
+    np.testing.assert_allclose(out, twin, rtol=1e-6, atol=1e-6)
+    # pixels never read stay unknown (-1); those read hold the foreground weight
+    seen = buf[:h, :w] >= 0
+    assert 0 < seen.sum() < h * w
+    np.testing.assert_allclose(buf[:h, :w][seen], fgw[seen], atol=2e-6)
+    # the colour fill over the last pass's capsule (about where that pass started)
+    start = py_refine(fgw, cx, cy, ux, uy, hl, r, 1, 1, 1.5)[:2]  # where the last pass started
+    want, area = 0.0, 0.0
+    for j in range(0, h, 2):
+        for i in range(0, w, 2):
+            a = capsule_membership(i, j, start[0], start[1], ux, uy, hl, r + 1.5)
+            area += a
+            if a > 0 and fgw[j, i] > 0:
+                y, u, v = py_read_yuv(mode, *args, y0 + j, x0 + i, prm)
+                want += buf[j, i] * py_class(y, u, v, ref, prm) * a
+    assert cls == pytest.approx(want / area, abs=1e-5)
+    assert K.refine_ball(mode, *args, by, bu, bv, y0, x0, h, w, prm, masks, 1, rowbits, buf, cx, cy, ux, uy, hl, r,
+                         1, 2, 1.5, np.zeros(0), out) == 0.0
+
+
+@pytest.mark.parametrize("seed", [18, 19])
+@pytest.mark.parametrize("mode", [K.MODE_BGR, K.MODE_YUV])
+def test_pin_blob_at_matches_pin_weights_then_blob_at(seed, mode):
+    fr, by, bu, bv, rng = scene(seed)
+    yp, uvp = to_nv12(fr)
+    args = (fr, EMPTY2, EMPTY_UV) if mode == K.MODE_BGR else (EMPTY3, yp, uvp)
+    prm = PRM.copy()
+    h, w, y0, x0 = 40, 56, 4, 4
+    masks = np.array([[rng.uniform(10, 50), rng.uniform(10, 38), 3.0], [0.0, 0.0, 0.0]])
+    full = [np.zeros((64, 64), np.float32) for _ in range(4)]
+    K.pin_weights(mode, *args, by, bu, bv, y0, x0, h, w, prm, masks, 1, *full)
+    lazy = [np.zeros((64, 64), np.float32) for _ in range(4)]
+    labels = np.zeros((64, 64), np.int32)
+    stack = np.zeros(2 * 64 * 64, np.int32)
+    rowbits = np.zeros(64, np.int64)
+    fgv = full[0][:h, :w].astype(np.float64)
+    comps = py_components(fgv >= 0.35)
+    assert comps
+    for comp in comps + [[(0, 0)]]:
+        j, i = comp[len(comp) // 2]
+        want = np.zeros(K.N_BLOB)
+        n_want = K.blob_at(*full, h, w, i + 0.3, j - 0.2, 3.0, 0.35, labels, stack, want)
+        got = np.zeros(K.N_BLOB)
+        n = K.pin_blob_at(mode, *args, by, bu, bv, y0, x0, h, w, prm, masks, 1, rowbits, *lazy, i + 0.3, j - 0.2, 3.0,
+                          0.35, labels, stack, got)
+        assert n == n_want
+        np.testing.assert_array_equal(got, want)
+        if n:  # the pixels it computed agree with pin_weights; most of the window is never read
+            seen = lazy[0][:h, :w] >= 0
+            assert seen.sum() < h * w
+            for a, b in zip(lazy, full):
+                np.testing.assert_array_equal(a[:h, :w][seen], b[:h, :w][seen])

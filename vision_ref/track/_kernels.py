@@ -267,6 +267,82 @@ def top_peaks(scores, h, w, min_sep, min_score, k_max, out):
     return n
 
 
+@njit(cache=True, inline="always")
+def _capsule_span(j, cx, cy, ux, uy, hl, reach, i0, i1):
+    """Columns [a, b] of row j that can lie within ``reach`` of the segment cx,cy +- hl*(ux,uy).
+
+    The capsule lies inside the rectangle |along| <= hl + reach, |across| <= reach; its
+    intersection with the row (two slabs) bounds the columns (with a hair of margin), so
+    a pass visits ~the capsule instead of its bounding box and skips nothing inside it."""
+    dy = j - cy
+    lo = i0 - cx
+    hi = i1 - cx
+    e = reach + 1e-3
+    if abs(ux) > 1e-9:  # along: |dx*ux + dy*uy| <= hl + e
+        a = (-(hl + e) - dy * uy) / ux
+        b = ((hl + e) - dy * uy) / ux
+        if a > b:
+            a, b = b, a
+        lo = max(lo, a)
+        hi = min(hi, b)
+    elif abs(dy * uy) > hl + e:
+        return 1, 0
+    if abs(uy) > 1e-9:  # across: |dy*ux - dx*uy| <= e
+        a = (dy * ux - e) / uy
+        b = (dy * ux + e) / uy
+        if a > b:
+            a, b = b, a
+        lo = max(lo, a)
+        hi = min(hi, b)
+    elif abs(dy * ux) > e:
+        return 1, 0
+    return max(int(math.ceil(cx + lo)), i0), min(int(math.floor(cx + hi)), i1)
+
+
+@njit(cache=True, inline="always")
+def _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho):
+    """One weighted-centroid pass over the anti-aliased capsule: weight, first and second moments, area."""
+    r_out2 = (rho + 0.5) * (rho + 0.5)
+    r_in2 = (rho - 0.5) * (rho - 0.5)
+    ext = rho + hl + 1.0
+    j0 = max(int(math.floor(cy - ext)), 0)
+    j1 = min(int(math.ceil(cy + ext)), h - 1)
+    i0 = max(int(math.floor(cx - ext)), 0)
+    i1 = min(int(math.ceil(cx + ext)), w - 1)
+    sw = 0.0
+    sx = 0.0
+    sy = 0.0
+    area = 0.0
+    sxx = 0.0
+    sxy = 0.0
+    syy = 0.0
+    for j in range(j0, j1 + 1):
+        a0, a1 = _capsule_span(j, cx, cy, ux, uy, hl, rho + 0.5, i0, i1)
+        for i in range(a0, a1 + 1):
+            dx = i - cx
+            dy = j - cy
+            t = dx * ux + dy * uy
+            if t > hl:
+                t = hl
+            elif t < -hl:
+                t = -hl
+            ex = dx - t * ux
+            ey = dy - t * uy
+            d2 = ex * ex + ey * ey
+            if d2 >= r_out2:
+                continue
+            a = 1.0 if d2 <= r_in2 else rho + 0.5 - math.sqrt(d2)
+            area += a
+            wa = wmap[j, i] * a
+            sw += wa
+            sx += wa * dx
+            sy += wa * dy
+            sxx += wa * dx * dx
+            sxy += wa * dx * dy
+            syy += wa * dy * dy
+    return sw, sx, sy, area, sxx, sxy, syy
+
+
 @njit(cache=True)
 def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narrow, out):
     """Sub-pixel centre of a (possibly motion-blurred) ball by iterated weighted centroids.
@@ -289,43 +365,7 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narr
     syy = 0.0
     for it in range(total):
         rho = r + 2.0 if it < n_wide else r + pad_narrow
-        r_out2 = (rho + 0.5) * (rho + 0.5)
-        r_in2 = (rho - 0.5) * (rho - 0.5)
-        ext = rho + hl + 1.0
-        j0 = max(int(math.floor(cy - ext)), 0)
-        j1 = min(int(math.ceil(cy + ext)), h - 1)
-        i0 = max(int(math.floor(cx - ext)), 0)
-        i1 = min(int(math.ceil(cx + ext)), w - 1)
-        sw = 0.0
-        sx = 0.0
-        sy = 0.0
-        area = 0.0
-        sxx = 0.0
-        sxy = 0.0
-        syy = 0.0
-        for j in range(j0, j1 + 1):
-            for i in range(i0, i1 + 1):
-                dx = i - cx
-                dy = j - cy
-                t = dx * ux + dy * uy
-                if t > hl:
-                    t = hl
-                elif t < -hl:
-                    t = -hl
-                ex = dx - t * ux
-                ey = dy - t * uy
-                d2 = ex * ex + ey * ey
-                if d2 >= r_out2:
-                    continue
-                a = 1.0 if d2 <= r_in2 else rho + 0.5 - math.sqrt(d2)
-                area += a
-                wa = wmap[j, i] * a
-                sw += wa
-                sx += wa * dx
-                sy += wa * dy
-                sxx += wa * dx * dx
-                sxy += wa * dx * dy
-                syy += wa * dy * dy
+        sw, sx, sy, area, sxx, sxy, syy = _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho)
         if sw <= 1e-9:
             break
         mx = sx / sw
@@ -348,6 +388,125 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narr
 
 
 @njit(cache=True)
+def refine_ball(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_masks, rowbits, fg,
+                cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narrow, ref, out):
+    """fg_window + refine_capsule in one call, computing the foreground only where a pass reads it.
+
+    Window (y0, x0, h, w) of the frame; (cx, cy) in window coordinates; ``fg`` (>= h x w)
+    and ``rowbits`` (>= h int64) are scratch. Writes ``out`` exactly as refine_capsule on
+    fg_window's map would (same pixels, same order). With ``ref`` (a colour reference,
+    length 3; length 0 for none) returns the colour-class fill of the last pass's capsule:
+    the mean of fg x class weight over it (membership-weighted, every 2nd pixel of every
+    2nd row; how surely this blob is that ball's colour), else 0.
+    """
+    for j in range(h):
+        rowbits[j] = _row_masks(masks, n_masks, y0 + j)
+        for i in range(w):
+            fg[j, i] = -1.0
+    total = n_wide + n_narrow
+    sw = 0.0
+    area = 0.0
+    sxx = 0.0
+    sxy = 0.0
+    syy = 0.0
+    rho = r + 2.0
+    px = cx
+    py = cy
+    for it in range(total):
+        rho = r + 2.0 if it < n_wide else r + pad_narrow
+        # the foreground of the pixels this pass reads that are not known yet (< 0); written out
+        # here, not in a helper: numba's calls of helpers taking the frame arrays cost ~50 ns a pixel
+        ext = rho + hl + 1.0
+        j0 = max(int(math.floor(cy - ext)), 0)
+        j1 = min(int(math.ceil(cy + ext)), h - 1)
+        i0 = max(int(math.floor(cx - ext)), 0)
+        i1 = min(int(math.ceil(cx + ext)), w - 1)
+        for j in range(j0, j1 + 1):
+            a0, a1 = _capsule_span(j, cx, cy, ux, uy, hl, rho + 0.5, i0, i1)
+            bits = rowbits[j]
+            yy = y0 + j
+            for i in range(a0, a1 + 1):
+                if fg[j, i] >= 0.0:
+                    continue
+                xx = x0 + i
+                if bits != 0 and _is_masked(masks, n_masks, bits, xx, yy):
+                    fg[j, i] = 0.0
+                    continue
+                y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
+                fg[j, i] = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+        sw, sx, sy, area, sxx, sxy, syy = _capsule_pass(fg, h, w, cx, cy, ux, uy, hl, rho)
+        if sw <= 1e-9:
+            break
+        mx = sx / sw
+        my = sy / sw
+        if it == total - 1:
+            sxx = sxx / sw - mx * mx
+            sxy = sxy / sw - mx * my
+            syy = syy / sw - my * my
+        px = cx
+        py = cy
+        cx += mx
+        cy += my
+    out[R_CX] = cx
+    out[R_CY] = cy
+    out[R_SUMW] = sw
+    out[R_AREA] = area
+    out[R_SXX] = sxx
+    out[R_SXY] = sxy
+    out[R_SYY] = syy
+    core = math.pi * r * r + 4.0 * r * hl
+    out[R_FILL] = sw / core if core > 0 else 0.0
+    if ref.shape[0] < 3 or sw <= 1e-9 or core <= 0:
+        return 0.0
+    # colour over the last pass's capsule (about the centre that pass started from)
+    r_out2 = (rho + 0.5) * (rho + 0.5)
+    r_in2 = (rho - 0.5) * (rho - 0.5)
+    ext = rho + hl + 1.0
+    j0 = max(int(math.floor(py - ext)), 0)
+    j1 = min(int(math.ceil(py + ext)), h - 1)
+    i0 = max(int(math.floor(px - ext)), 0)
+    i1 = min(int(math.ceil(px + ext)), w - 1)
+    sc = 0.0
+    sa = 0.0
+    for j in range(j0 + (j0 & 1), j1 + 1, 2):  # every 2nd pixel of every 2nd row: a check, not a measurement
+        a0, a1 = _capsule_span(j, px, py, ux, uy, hl, rho + 0.5, i0, i1)
+        for i in range(a0 + (a0 & 1), a1 + 1, 2):
+            f = fg[j, i]
+            dx = i - px
+            dy = j - py
+            t = dx * ux + dy * uy
+            if t > hl:
+                t = hl
+            elif t < -hl:
+                t = -hl
+            ex = dx - t * ux
+            ey = dy - t * uy
+            d2 = ex * ex + ey * ey
+            if d2 >= r_out2:
+                continue
+            a = 1.0 if d2 <= r_in2 else rho + 0.5 - math.sqrt(d2)
+            sa += a
+            if f > 0.0:
+                y, u, v = read_yuv(mode, bgr, yp, uvp, y0 + j, x0 + i, prm)
+                sc += f * class_weight(y, u, v, ref, prm) * a
+    return sc / sa if sa > 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def _pin_values(y, u, v, by, bu, bv, prm):
+    """pin_weights' values of one unmasked pixel: (foreground, band weight, normalised U, V)."""
+    f = fg_weight(y, u, v, by, bu, bv, prm)
+    if f == 0.0:
+        return 0.0, 0.0, 0.0, 0.0
+    s = 128.0 / max(y, 12.0)
+    nu = (u - 128.0) * s
+    nv = (v - 128.0) * s
+    # the bands and the crown are warm (red, gold): +V; cloths (blue, green), white and
+    # their mixtures at a pin's edge are not
+    return f, f * _clip01((nv - prm[P_BAND_LO]) / (prm[P_BAND_HI] - prm[P_BAND_LO])), nu, nv
+
+
+@njit(cache=True)
 def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_masks, out_fg, out_band, out_u, out_v):
     """Per pixel of a window: foreground, band/crown weight (the warm-coloured pin parts) and normalised chroma."""
     for j in range(h):
@@ -355,27 +514,18 @@ def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
         rows = _row_masks(masks, n_masks, yy)
         for i in range(w):
             xx = x0 + i
-            masked = rows != 0 and _is_masked(masks, n_masks, rows, xx, yy)
-            out_u[j, i] = 0.0
-            out_v[j, i] = 0.0
-            if masked:
+            if rows != 0 and _is_masked(masks, n_masks, rows, xx, yy):
                 out_fg[j, i] = 0.0
                 out_band[j, i] = 0.0
+                out_u[j, i] = 0.0
+                out_v[j, i] = 0.0
                 continue
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
-            f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            f, bw, nu, nv = _pin_values(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
             out_fg[j, i] = f
-            if f == 0.0:
-                out_band[j, i] = 0.0
-                continue
-            s = 128.0 / max(y, 12.0)
-            nu = (u - 128.0) * s
-            nv = (v - 128.0) * s
+            out_band[j, i] = bw
             out_u[j, i] = nu
             out_v[j, i] = nv
-            # the bands and the crown are warm (red, gold): +V; cloths (blue, green), white and
-            # their mixtures at a pin's edge are not
-            out_band[j, i] = f * _clip01((nv - prm[P_BAND_LO]) / (prm[P_BAND_HI] - prm[P_BAND_LO]))
 
 
 @njit(cache=True)
@@ -498,6 +648,101 @@ def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out
                     by = j
     if bx < 0:
         return 0
+    for j in range(h):
+        for i in range(w):
+            labels[j, i] = 0
+    return flood_blob(fg, band, nu, nv, h, w, thresh, by, bx, labels, stack, out)
+
+
+@njit(cache=True)
+def pin_blob_at(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_masks, rowbits, fg, band, nu, nv,
+                sx, sy, search_r, thresh, labels, stack, out):
+    """pin_weights + blob_at in one call, the weights computed only where the seed search and the fill read them.
+
+    The tight check of a pin at rest: its blob is a small part of the window around it,
+    so most of the window is never converted. Same arguments and result as blob_at on
+    pin_weights' maps of the window (y0, x0, h, w); ``fg``, ``band``, ``nu``, ``nv`` hold
+    -1 where not computed; ``rowbits`` (>= h int64) is scratch.
+    """
+    for q in range(N_BLOB):
+        out[q] = 0.0
+    for j in range(h):
+        rowbits[j] = _row_masks(masks, n_masks, y0 + j)
+        for i in range(w):
+            fg[j, i] = -1.0
+            labels[j, i] = 0
+    best = 0.0
+    bx = -1
+    by = -1
+    r2 = search_r * search_r
+    j0 = max(int(sy - search_r), 0)
+    j1 = min(int(sy + search_r) + 1, h)
+    i0 = max(int(sx - search_r), 0)
+    i1 = min(int(sx + search_r) + 1, w)
+    for j in range(j0, j1):
+        bits = rowbits[j]
+        yy = y0 + j
+        for i in range(i0, i1):
+            dx = i - sx
+            dy = j - sy
+            d2 = dx * dx + dy * dy
+            if d2 > r2:
+                continue
+            if fg[j, i] < 0.0:  # (written out, not a helper taking the frame: see refine_ball)
+                xx = x0 + i
+                if bits != 0 and _is_masked(masks, n_masks, bits, xx, yy):
+                    fg[j, i] = 0.0
+                    band[j, i] = 0.0
+                    nu[j, i] = 0.0
+                    nv[j, i] = 0.0
+                else:
+                    y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
+                    fg[j, i], band[j, i], nu[j, i], nv[j, i] = _pin_values(y, u, v, bgy[yy, xx], bgu[yy, xx],
+                                                                           bgv[yy, xx], prm)
+            if fg[j, i] >= thresh:
+                s = fg[j, i] * (1.0 - 0.5 * d2 / (r2 + 1.0))
+                if s > best:
+                    best = s
+                    bx = i
+                    by = j
+    if bx < 0:
+        return 0
+    # first fill: compute the weights of the blob and of every pixel next to it
+    labels[by, bx] = 1
+    stack[0] = by
+    stack[1] = bx
+    top = 1
+    while top > 0:
+        top -= 1
+        j = stack[2 * top]
+        i = stack[2 * top + 1]
+        for dj in range(-1, 2):
+            jj = j + dj
+            if jj < 0 or jj >= h:
+                continue
+            bits = rowbits[jj]
+            yy = y0 + jj
+            for di in range(-1, 2):
+                ii = i + di
+                if ii < 0 or ii >= w or labels[jj, ii] != 0:
+                    continue
+                if fg[jj, ii] < 0.0:
+                    xx = x0 + ii
+                    if bits != 0 and _is_masked(masks, n_masks, bits, xx, yy):
+                        fg[jj, ii] = 0.0
+                        band[jj, ii] = 0.0
+                        nu[jj, ii] = 0.0
+                        nv[jj, ii] = 0.0
+                    else:
+                        y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
+                        fg[jj, ii], band[jj, ii], nu[jj, ii], nv[jj, ii] = _pin_values(
+                            y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+                if fg[jj, ii] >= thresh:
+                    labels[jj, ii] = 1
+                    stack[2 * top] = jj
+                    stack[2 * top + 1] = ii
+                    top += 1
+    # second fill: the moments, exactly as blob_at's (every pixel it reads is known now)
     for j in range(h):
         for i in range(w):
             labels[j, i] = 0
@@ -719,19 +964,13 @@ def rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, cx, cy, rho, step, prm, masks,
     n = 0
     for yy in range(j0, j1 + 1, step):
         dy = yy - cy
+        rows = _row_masks(masks, n_masks, yy)
         for xx in range(i0, i1 + 1, step):
             dx = xx - cx
             if dx * dx + dy * dy > r2:
                 continue
-            masked = False
-            for m in range(n_masks):
-                mx = xx - masks[m, 0]
-                my = yy - masks[m, 1]
-                if mx * mx + my * my <= masks[m, 2] * masks[m, 2]:
-                    masked = True
-                    break
             n += 1
-            if masked:
+            if rows != 0 and _is_masked(masks, n_masks, rows, xx, yy):
                 continue
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
             f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
