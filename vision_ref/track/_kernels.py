@@ -300,8 +300,53 @@ def _capsule_span(j, cx, cy, ux, uy, hl, reach, i0, i1):
 
 
 @njit(cache=True, inline="always")
-def _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho):
-    """One weighted-centroid pass over the anti-aliased capsule: weight, first and second moments, area."""
+def _capsule_core_span(j, cx, cy, ux, uy, hl, rad):
+    """Offsets [lo, hi] (from cx) of row j's points within ``rad`` of the segment (lo > hi: none).
+
+    The capsule's row section is the hull of its two end disks' sections and its
+    rectangle's (|along| <= hl, |across| <= rad): exact, as the capsule is convex."""
+    dy = j - cy
+    lo = 1e30
+    hi = -1e30
+    for sgn in (-1.0, 1.0):  # the end disks
+        ex = sgn * hl * ux
+        ddy = dy - sgn * hl * uy
+        q = rad * rad - ddy * ddy
+        if q >= 0.0:
+            half = math.sqrt(q)
+            lo = min(lo, ex - half)
+            hi = max(hi, ex + half)
+    if hl > 0.0:  # the rectangle: two slabs
+        a = -1e30
+        b = 1e30
+        if abs(ux) > 1e-9:
+            p0 = (-hl - dy * uy) / ux
+            p1 = (hl - dy * uy) / ux
+            a = max(a, min(p0, p1))
+            b = min(b, max(p0, p1))
+        elif abs(dy * uy) > hl:
+            b = a - 1.0
+        if abs(uy) > 1e-9:
+            p0 = (dy * ux - rad) / uy
+            p1 = (dy * ux + rad) / uy
+            a = max(a, min(p0, p1))
+            b = min(b, max(p0, p1))
+        elif abs(dy * ux) > rad:
+            b = a - 1.0
+        if a <= b:
+            lo = min(lo, a)
+            hi = max(hi, b)
+    return lo, hi
+
+
+@njit(cache=True, inline="always")
+def _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho, moments):
+    """One weighted-centroid pass over the anti-aliased capsule: weight, first moments, area, and
+    (``moments``) second moments.
+
+    Per row only the capsule's columns are visited, and those well inside it (membership 1:
+    within rho - 0.5 of the segment, most of a ball) just accumulate; the rim pays for the
+    distance and the anti-aliasing."""
     r_out2 = (rho + 0.5) * (rho + 0.5)
     r_in2 = (rho - 0.5) * (rho - 0.5)
     ext = rho + hl + 1.0
@@ -318,28 +363,44 @@ def _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho):
     syy = 0.0
     for j in range(j0, j1 + 1):
         a0, a1 = _capsule_span(j, cx, cy, ux, uy, hl, rho + 0.5, i0, i1)
+        if a0 > a1:
+            continue
+        lo, hi = _capsule_core_span(j, cx, cy, ux, uy, hl, rho - 0.5)
+        c0 = a1 + 1
+        c1 = a1
+        if lo <= hi:  # columns surely inside the core (a hair of margin against rounding)
+            c0 = max(int(math.ceil(cx + lo + 1e-7)), a0)
+            c1 = min(int(math.floor(cx + hi - 1e-7)), a1)
+            if c0 > c1:
+                c0 = a1 + 1
+                c1 = a1
+        dy = j - cy
         for i in range(a0, a1 + 1):
             dx = i - cx
-            dy = j - cy
-            t = dx * ux + dy * uy
-            if t > hl:
-                t = hl
-            elif t < -hl:
-                t = -hl
-            ex = dx - t * ux
-            ey = dy - t * uy
-            d2 = ex * ex + ey * ey
-            if d2 >= r_out2:
-                continue
-            a = 1.0 if d2 <= r_in2 else rho + 0.5 - math.sqrt(d2)
-            area += a
-            wa = wmap[j, i] * a
+            if c0 <= i <= c1:
+                wa = wmap[j, i]
+                area += 1.0
+            else:
+                t = dx * ux + dy * uy
+                if t > hl:
+                    t = hl
+                elif t < -hl:
+                    t = -hl
+                ex = dx - t * ux
+                ey = dy - t * uy
+                d2 = ex * ex + ey * ey
+                if d2 >= r_out2:
+                    continue
+                a = 1.0 if d2 <= r_in2 else rho + 0.5 - math.sqrt(d2)
+                area += a
+                wa = wmap[j, i] * a
             sw += wa
             sx += wa * dx
             sy += wa * dy
-            sxx += wa * dx * dx
-            sxy += wa * dx * dy
-            syy += wa * dy * dy
+            if moments:
+                sxx += wa * dx * dx
+                sxy += wa * dx * dy
+                syy += wa * dy * dy
     return sw, sx, sy, area, sxx, sxy, syy
 
 
@@ -365,7 +426,7 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narr
     syy = 0.0
     for it in range(total):
         rho = r + 2.0 if it < n_wide else r + pad_narrow
-        sw, sx, sy, area, sxx, sxy, syy = _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho)
+        sw, sx, sy, area, sxx, sxy, syy = _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho, it == total - 1)
         if sw <= 1e-9:
             break
         mx = sx / sw
@@ -434,7 +495,7 @@ def refine_ball(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
                     continue
                 y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
                 fg[j, i] = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
-        sw, sx, sy, area, sxx, sxy, syy = _capsule_pass(fg, h, w, cx, cy, ux, uy, hl, rho)
+        sw, sx, sy, area, sxx, sxy, syy = _capsule_pass(fg, h, w, cx, cy, ux, uy, hl, rho, it == total - 1)
         if sw <= 1e-9:
             break
         mx = sx / sw
@@ -1023,3 +1084,19 @@ def fg_window(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_mas
                 continue
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
             out_fg[j, i] = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+
+
+@njit(cache=True)
+def select_masks(masks, n_masks, x0, y0, w, h, out):
+    """Copy the masks (cx, cy, r rows) that reach the window (x0, y0, w, h) into ``out``; returns how many."""
+    n = 0
+    for m in range(n_masks):
+        mx = masks[m, 0]
+        my = masks[m, 1]
+        mr = masks[m, 2]
+        if x0 - mr <= mx <= x0 + w + mr and y0 - mr <= my <= y0 + h + mr:
+            out[n, 0] = mx
+            out[n, 1] = my
+            out[n, 2] = mr
+            n += 1
+    return n

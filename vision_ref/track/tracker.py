@@ -176,6 +176,8 @@ class _Pin:
         self.ax, self.ay, self.half_len, self.half_wid = 1.0, 0.0, 0.0, 0.0  # blob as a capsule (px)
         self.vx = 0.0  # centroid motion (px per frame) while it moves
         self.vy = 0.0
+        self.mask_key = None  # the blob the mask disks below were made for
+        self.mask_disks = np.zeros((0, 3))
 
 
 class Tracker:
@@ -239,7 +241,6 @@ class Tracker:
         self._g_stats = np.zeros((MAX_COMP, K.N_STAT))
         self._masks = np.zeros((MAX_MASKS, 3))
         self._wmasks = np.zeros((MAX_MASKS, 3))
-        self._mask_list = [(0.0, 0.0, 0.0)] * MAX_MASKS
         self._empty3 = np.zeros((1, 1, 3), np.uint8)
         self._empty2 = np.zeros((1, 1), np.uint8)
         self._empty_uv = np.zeros((1, 1, 2), np.uint8)
@@ -260,6 +261,7 @@ class Tracker:
         self._frame_count = 0
         self._siting_known = False
         self._n_pin_masks = 0
+        self._obs_px = np.zeros((N_BALLS, 2))
 
     # ---- set-up -------------------------------------------------------------------------------
     def _refs(self, profile: CalibrationProfile) -> None:
@@ -514,7 +516,6 @@ class Tracker:
         self._masks[m, 0] = cx
         self._masks[m, 1] = cy
         self._masks[m, 2] = r
-        self._mask_list[m] = (cx, cy, r)  # plain floats: _window_masks tests these without numpy scalars
         self._n_masks = m + 1
 
     def _streak(self, b: _Ball) -> tuple[float, float, float]:
@@ -531,17 +532,7 @@ class Tracker:
 
     def _window_masks(self, x0: int, y0: int, w: int, h: int) -> int:
         """Copy the masks that touch a window into the compact buffer; returns how many."""
-        n = 0
-        wm = self._wmasks
-        ml = self._mask_list
-        for m in range(self._n_masks):
-            mx, my, mr = ml[m]
-            if x0 - mr <= mx <= x0 + w + mr and y0 - mr <= my <= y0 + h + mr:
-                wm[n, 0] = mx
-                wm[n, 1] = my
-                wm[n, 2] = mr
-                n += 1
-        return n
+        return K.select_masks(self._masks, self._n_masks, x0, y0, w, h, self._wmasks)
 
     def _search(self, b: _Ball, cx: float, cy: float, gate: float):
         """Window search around (cx, cy): up to 3 peaks (x, y, fill, None) in frame px.
@@ -831,18 +822,24 @@ class Tracker:
         Disks of the pin's half-width (+0.5 px) along its axis: they reach only half a pixel
         into a ball touching the pin. Moving pins are not masked (their last place is stale).
         """
-        self._n_masks = 0
+        m = 0
+        cap = MAX_MASKS - 3 * N_BALLS - 2
         for p in self.pins:
             if not p.tight or math.isnan(p.cx) or p.state == PinState.MOVING:
                 continue
-            hw = p.half_wid + 0.5
-            span = max(p.half_len - p.half_wid, 0.0)
-            n = int(math.ceil(span / max(0.8 * hw, 0.5))) + 1
-            for q in range(n):
-                f = 0.0 if n == 1 else -1.0 + 2.0 * q / (n - 1)
-                if self._n_masks < MAX_MASKS - 3 * N_BALLS - 2:
-                    self._push_mask(p.cx + f * span * p.ax, p.cy + f * span * p.ay, hw)
-        self._n_pin_masks = self._n_masks
+            key = (p.cx, p.cy, p.ax, p.ay, p.half_len, p.half_wid)
+            if key != p.mask_key:  # a pin at rest keeps its disks frame after frame
+                hw = p.half_wid + 0.5
+                span = max(p.half_len - p.half_wid, 0.0)
+                n = int(math.ceil(span / max(0.8 * hw, 0.5))) + 1
+                f = np.zeros(1) if n == 1 else np.linspace(-1.0, 1.0, n)
+                p.mask_disks = np.column_stack([p.cx + f * span * p.ax, p.cy + f * span * p.ay, np.full(n, hw)])
+                p.mask_key = key
+            k = min(len(p.mask_disks), cap - m)
+            if k > 0:
+                self._masks[m:m + k] = p.mask_disks[:k]
+                m += k
+        self._n_masks = self._n_pin_masks = m
 
     def _pick(self, b: _Ball, cands, gate: float):
         """The refined peak that best continues the track (the cheapest-looking first)."""
@@ -1418,50 +1415,54 @@ class Tracker:
 
     # ---- output -------------------------------------------------------------------------------------
     def _observations(self, frame: Frame) -> Observations:
-        nan = math.nan
-        xy, vel, px, conf, states = [], [], [], [], []
+        """This frame's output, written straight into the next history row (the message gets copies)."""
+        h = self._hist
+        row = h.next_row()
+        ball_xy, ball_vel, ball_px = h.ball_xy[row], h.ball_vel[row], self._obs_px
+        ball_conf, ball_state = h.ball_conf[row], h.ball_state[row]
         moving = False
-        for b in self.balls:
-            states.append(int(b.state))
+        for i, b in enumerate(self.balls):
+            ball_state[i] = b.state
             moving |= b.state == BallState.MOVING
             if not b.found:
-                xy.append((nan, nan))
-                vel.append((nan, nan))
-                px.append((nan, nan))
-                conf.append(0.0)
+                ball_xy[i] = math.nan
+                ball_vel[i] = math.nan
+                ball_px[i] = math.nan
+                ball_conf[i] = 0.0
                 continue
-            x, y = (b.anchor if b.state == BallState.AT_REST else b.meas).tolist()
+            at_rest = b.state == BallState.AT_REST
+            x, y = (b.anchor if at_rest else b.meas).tolist()
             mx, my = self.geo.ball_point(x, y)
-            xy.append((mx, my))
-            px.append((x, y))
-            conf.append(b.conf)
-            if b.state == BallState.AT_REST:
-                vel.append((0.0, 0.0))
+            ball_xy[i] = mx, my
+            ball_px[i] = x, y
+            ball_conf[i] = b.conf
+            if at_rest:
+                ball_vel[i] = 0.0
             else:
                 vx, vy = b.vel
                 ax, ay = self.geo.ball_point(x + vx * 0.01, y + vy * 0.01)
-                vel.append(((ax - mx) / 0.01, (ay - my) / 0.01))
-        ball_xy = np.array(xy)
-        ball_vel = np.array(vel)
-        ball_conf = np.array(conf)
-        ball_state = np.array(states, np.int8)
-        pin_xy = np.array([p.xy for p in self.pins])
-        pin_angle = np.array([p.angle for p in self.pins])
-        pin_state = np.array([int(p.state) for p in self.pins], np.int8)
-        pin_conf = np.array([p.conf for p in self.pins])
-        moving = moving or any(p.state == PinState.MOVING for p in self.pins)
+                ball_vel[i] = (ax - mx) / 0.01, (ay - my) / 0.01
+        pin_xy, pin_angle, pin_state, pin_conf = h.pin_xy[row], h.pin_angle[row], h.pin_state[row], h.pin_conf[row]
+        for i, p in enumerate(self.pins):
+            pin_xy[i] = p.xy
+            pin_angle[i] = p.angle
+            pin_state[i] = p.state
+            pin_conf[i] = p.conf
+            moving |= p.state == PinState.MOVING
         self._still_frames = 0 if moving else self._still_frames + 1
         self.table_moving = moving or (self.table_moving and self._still_frames < 3)
+        h.t[row] = frame.t
+        h.index[row] = frame.index
+        h.moving[row] = self.table_moving
+        h.n = row + 1
+        extra = {"ball_vel": ball_vel.copy(), "ball_px": ball_px.copy(), "table_moving": self.table_moving}
         placed = [BALL_IDS[b.index] for b in self.balls if b.placed and b.found]
         for b in self.balls:
             b.placed = False
-        extra = {"ball_vel": ball_vel, "ball_px": np.array(px), "table_moving": self.table_moving}
         if placed:
             extra["placed"] = placed
-        self._hist.append(frame.t, frame.index, ball_xy, ball_state, ball_conf, ball_vel,
-                          pin_xy, pin_angle, pin_state, pin_conf, self.table_moving)
-        return Observations(frame.index, frame.t, ball_xy.copy(), ball_conf, ball_state.copy(), pin_xy, pin_angle,
-                            pin_state, pin_conf, extra)
+        return Observations(frame.index, frame.t, ball_xy.copy(), ball_conf.copy(), ball_state.copy(), pin_xy.copy(),
+                            pin_angle.copy(), pin_state.copy(), pin_conf.copy(), extra)
 
     def tracks(self, start_row: int = 0) -> Tracks:
         """Tracks of every object over the rows from ``start_row`` (one row per processed frame)."""
@@ -1498,7 +1499,8 @@ class _History:
         for name, (shape, dtype) in self.FIELDS.items():
             setattr(self, name, np.zeros((capacity,) + shape, dtype))
 
-    def append(self, *values) -> None:
+    def next_row(self) -> int:
+        """Index of the row to fill next (the arrays double when full); the caller sets ``n`` after filling it."""
         if self.n == self.capacity:
             self.capacity *= 2
             for name in self.FIELDS:
@@ -1506,9 +1508,7 @@ class _History:
                 new = np.zeros((self.capacity,) + old.shape[1:], old.dtype)
                 new[: self.n] = old[: self.n]
                 setattr(self, name, new)
-        for name, v in zip(self.FIELDS, values):
-            getattr(self, name)[self.n] = v
-        self.n += 1
+        return self.n
 
 
 def _streak_of(res: np.ndarray) -> tuple[float, float]:
