@@ -205,6 +205,18 @@ def motion_onset(tracks: Tracks, ball: str, first_moving_row: int, rest_rows: np
     if r0 is None:
         return 0.5 * (lo + hi), uniform
     n_rest = max(1, int(np.isfinite(tr.xy[rest_rows, 0]).sum()))
+    # a tracker may report the ball "moving" a frame or two early, a few mm off its
+    # rest place (its rest estimate catching up, a blurred neighbour): the motion
+    # starts where the ball is clearly away from its rest place, within two frames
+    clear = first_moving_row
+    while (clear < min(first_moving_row + 3, len(tm) - 1)
+           and not (np.all(np.isfinite(tr.xy[clear])) and float(np.hypot(*(tr.xy[clear] - r0))) > 6 * sig + 1.0)):
+        clear += 1
+    if clear > first_moving_row:
+        lo = max(lo, float(tracks.t[max(clear - 2, 0)]))
+        hi = tracks.t[clear] + exp
+        first_moving_row = clear
+        uniform = (hi - lo) / math.sqrt(12.0)
     ts = 0.5 * (lo + hi)
     sigma = uniform
     for _ in range(2):
