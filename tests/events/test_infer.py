@@ -366,3 +366,27 @@ def test_a_pin_only_blurred_and_hidden_by_a_ball_resting_beside_it_is_no_knock(p
     beside = infer_shot(tracks, window, shooter="A")
     assert pin_events(beside) == []
     assert any(f"pin {pin} blurred by a ball beside it" in w for w in beside["warnings"])
+
+
+def test_pin_knocks_whose_chain_reaches_no_ball_are_reordered_or_doubted():
+    """The adjudicator refuses a pin down whose pin_hit chain reaches no ball (L5); the
+    inference never hands it one: two coarse times of one instant are put in causal
+    order, and a knock by a pin whose own knock is a doubt becomes a doubt."""
+    from vision_ref.events.infer import _doubt_rootless_knocks
+    from vision_ref.rules.events import knock_of
+
+    dt = 1 / 60
+    tie = [{"t": 0.0, "type": "strike", "ball": "cue"},
+           {"t": 0.2619, "type": "pin_hit", "pin": "left", "by": "king"},
+           {"t": 0.2622, "type": "pin_hit", "pin": "king", "by": "cue"}]
+    warnings: list[str] = []
+    _doubt_rootless_knocks(tie, ["cue", "white1", "white2"], warnings, dt)
+    assert [e.get("pin") for e in tie] == [None, "king", "left"]
+    assert knock_of(tie, "left").root == "cue" and not warnings
+    doubted = [{"t": 0.0, "type": "strike", "ball": "cue"},
+               {"t": 0.30, "type": "doubt", "pin": "king", "candidates": ["cue", "white1"]},
+               {"t": 0.35, "type": "pin_hit", "pin": "left", "by": "king"},
+               {"t": 0.50, "type": "pin_hit", "pin": "head", "by": "white1"}]
+    _doubt_rootless_knocks(doubted, ["cue", "white1", "white2"], warnings, dt)
+    assert doubted[2]["type"] == "doubt" and doubted[2]["candidates"] == ["cue", "white1"]
+    assert doubted[3]["type"] == "pin_hit" and len(warnings) == 1

@@ -488,6 +488,7 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
                            "confidence": 0.0, "reason": "pin found down with no observed knock"})
             warnings.append(f"pin {p} found down but its knock was not observed")
     events.sort(key=lambda e: (e["t"], 0 if e["type"] == "strike" else 1))
+    _doubt_rootless_knocks(events, [b for b in BALL_IDS if b not in sh.off_row], warnings, sh.dt)
 
     record = {
         "format": SHOT_FORMAT,
@@ -507,6 +508,38 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
     }
     validate_shot(record, table=table)
     return record
+
+
+def _doubt_rootless_knocks(events: list[dict], movers: list[str], warnings: list[str], dt: float) -> None:
+    """A pin knocked by a pin whose own knock is not established (a doubt, or no
+    earlier pin_hit) has no ball at the root of its chain (RULES L5): that knock is a
+    doubt too, with the knocker's candidates. A knocker whose own knock is timed
+    within a frame after (two coarse estimates of one instant) is put first instead.
+    In place, in time order."""
+    from vision_ref.rules.events import knock_of
+
+    k, moves = 0, 0
+    while k < len(events):
+        e = events[k]
+        if e["type"] != "pin_hit" or e["by"] in BALL_IDS or knock_of(events, e["pin"], at_index=k + 1).root:
+            k += 1
+            continue
+        later = [j for j in range(k + 1, len(events)) if events[j]["type"] == "pin_hit"
+                 and events[j]["pin"] == e["by"] and events[j]["t"] - e["t"] <= dt]
+        if later and moves < 2 * len(events):
+            moves += 1
+            j = later[0]
+            moved = events.pop(k)
+            moved["t"] = round(max(moved["t"], events[j - 1]["t"]), 6)
+            events.insert(j, moved)  # right after its knocker's own knock
+            continue
+        earlier = [x for x in events[:k] if x["type"] == "doubt" and x["pin"] == e["by"]]
+        cands = list(earlier[-1].get("candidates") or []) if earlier else []
+        events[k] = {"t": e["t"], "type": "doubt", "pin": e["pin"], "candidates": cands or list(movers),
+                     "confidence": 0.0, "reason": f"knocked by pin {e['by']}, whose own knock is not established",
+                     **({"frames": e["frames"]} if "frames" in e else {})}
+        warnings.append(f"pin {e['pin']}: knocked by pin {e['by']}, whose knock is in doubt: a doubt too")
+        k += 1
 
 
 def _timing_confidence(c: _Contact, sh: _Shot) -> float:
