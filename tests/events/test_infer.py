@@ -390,3 +390,28 @@ def test_pin_knocks_whose_chain_reaches_no_ball_are_reordered_or_doubted():
     _doubt_rootless_knocks(doubted, ["cue", "white1", "white2"], warnings, dt)
     assert doubted[2]["type"] == "doubt" and doubted[2]["candidates"] == ["cue", "white1"]
     assert doubted[3]["type"] == "pin_hit" and len(warnings) == 1
+
+
+def test_a_knocked_pin_never_seen_again_is_down_unless_a_ball_hides_it(pin_shot):
+    """A pin knocked off the table leaves the view for good: it is down (not the
+    "standing" it was last seen as). A pin lost beside a resting ball may be hidden
+    by it: its last seen state stands, with a warning."""
+    from vision_ref.messages import PinState
+
+    rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    hit = next(e for e in rec["events"] if e["type"] == "pin_hit" and e["pin"] == "head")
+    tr = tracks.pins["head"]
+    k = int(np.nonzero(tr.state == int(PinState.MOVING))[0][0]) + 1  # gone right after the knock
+    tr.state[k:] = int(PinState.ABSENT)
+    tr.xy[k:] = np.nan
+    gone = infer_shot(tracks, window, shooter="A")
+    assert gone["after"]["pins"]["head"]["state"] == "down"
+    assert any("pin head was knocked and not seen again" in w for w in gone["warnings"])
+    assert hit["by"] == "cue"
+    last_seen = tr.xy[k - 1].copy()
+    w2 = tracks.balls["white2"]
+    w2.xy[window.end_row - 30:] = last_seen + (45.0, 0.0)
+    w2.state[window.end_row - 30:] = int(1)  # AT_REST
+    hidden = infer_shot(tracks, window, shooter="A")
+    assert hidden["after"]["pins"]["head"]["state"] == "standing"
+    assert any("pin head hidden by white2" in w for w in hidden["warnings"])

@@ -480,6 +480,23 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             warnings.append(f"{b} not visible at the end of the shot: its last seen place is used")
     # a pin down at the end that no event names: it fell with no cause in view
     named = {e["pin"] for e in events if e["type"] in ("pin_hit", "doubt")}
+    end_rows = np.arange(max(window.end_row - settle + 1, window.strike_row), window.end_row + 1)
+    unseen = (int(PinState.ABSENT), int(PinState.UNKNOWN))
+    for p in named:
+        tr = tracks.pins[p]
+        if after["pins"][p]["state"] == "standing" and all(int(x) in unseen for x in tr.state[end_rows]):
+            # knocked, then never seen again to the end: off the table (or hidden where
+            # it lies); it is not standing, whatever the last state seen before the knock
+            seen = np.nonzero(np.all(np.isfinite(tr.xy[window.strike_row:window.end_row + 1]), axis=1))[0]
+            xy = tr.xy[window.strike_row + seen[-1]] if len(seen) else np.array(after["pins"][p]["at"])
+            blur_mm = sh.R + 0.5 * table.pin_height_of(p) + 15.0
+            hiding = [b for b, at in after["balls"].items()
+                      if at is not None and math.hypot(at[0] - xy[0], at[1] - xy[1]) <= blur_mm]
+            if hiding:
+                warnings.append(f"pin {p} hidden by {hiding[0]} resting beside it at the end: its last seen state is used")
+                continue
+            after["pins"][p] = {"at": [round(float(xy[0]), 2), round(float(xy[1]), 2)], "state": "down"}
+            warnings.append(f"pin {p} was knocked and not seen again: counted down (off the table or hidden)")
     for p in PIN_IDS:
         if after["pins"][p]["state"] in ("down", "rail_down") and before["pins"][p]["state"] not in (
                 "down", "rail_down", "leaning") and p not in named:
