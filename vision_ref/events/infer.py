@@ -37,7 +37,7 @@ import numpy as np
 
 from vision_ref.errors import ContractError
 from vision_ref.events.fit import PathFit, fit_path, grow_fit
-from vision_ref.events.segment import ShotWindow, check_tracks, mid_times, noise_of, rest_position
+from vision_ref.events.segment import ShotWindow, check_tracks, mid_times, motion_onset, noise_of, rest_position
 from vision_ref.messages import BallState, PinState, Tracks
 from vision_ref.rules.record import SHOT_FORMAT, validate_shot
 from vision_ref.rules.table import BALL_IDS, CUSHION_IDS, DEFAULT_TABLE, PIN_IDS, TableSpec
@@ -699,6 +699,36 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
             kinked = depth < -(3.0 * sd + 1.0)
         if not kinked and not _end_touching(sh, a, b, c.t):
             c.accepted = False
+    if not c.accepted:
+        alt = _resting_ball_set_moving(sh, c)
+        if alt is not None:
+            _finish(sh, c, alt)
+
+
+def _resting_ball_set_moving(sh: _Shot, c: _Contact) -> tuple[float, float, bool] | None:
+    """A slow kiss: one ball of the pair rests, then starts moving while the other is
+    at 2R from it. The fitted paths meet too shallowly to time it, but the resting
+    ball's start of motion is timed like a strike (``segment.motion_onset``), and the
+    other ball's path must reach it then (within its errors)."""
+    r_lo, r_hi = c.span
+    for mover, rester in ((c.objs[0], c.objs[1]), (c.objs[1], c.objs[0])):
+        st = sh.tracks.balls[rester].state
+        k = next((q for q in range(max(r_lo, sh.r0 + 1), min(r_hi + 2, sh.r1 + 1))
+                  if st[q] == int(BallState.MOVING) and st[q - 1] == int(BallState.AT_REST)), None)
+        if k is None:
+            continue
+        rest_rows = np.array([q for q in range(max(sh.r0, k - 10), k) if st[q] == int(BallState.AT_REST)])
+        rest = rest_position(sh.tracks.balls[rester].xy, rest_rows) if len(rest_rows) else None
+        if rest is None:
+            continue
+        t_on, s_on = motion_onset(sh.tracks, rester, k, rest_rows)
+        f = sh.fit(mover, t_on, "pre", ())
+        if f is None or f.deg == 0:
+            continue
+        gap = float(np.hypot(*(f.pos(t_on) - rest))) - 2 * sh.R
+        if abs(gap) <= 3.0 * math.sqrt(f.var(t_on) + sh.sig ** 2) + sh.s.slack_mm:
+            return t_on, s_on, False
+    return None
 
 
 def _deviates(sh: _Shot, ball: str, f: PathFit, g: PathFit) -> bool:
