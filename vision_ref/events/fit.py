@@ -33,7 +33,20 @@ class PathFit:
     def deg(self) -> int:
         return self.coef.shape[0] - 1
 
+    def __post_init__(self) -> None:
+        # plain floats for the scalar fast path (inference evaluates fits ~1e5 times a shot)
+        self._cx = tuple(float(v) for v in self.coef[:, 0])
+        self._cy = tuple(float(v) for v in self.coef[:, 1])
+        self._cov = tuple(tuple(float(v) for v in row) for row in self.cov)
+
     def pos(self, t) -> np.ndarray:
+        if isinstance(t, (float, int, np.floating)):
+            tau = float(t) - self.t0
+            x = y = 0.0
+            for cx, cy in zip(reversed(self._cx), reversed(self._cy)):  # Horner
+                x = x * tau + cx
+                y = y * tau + cy
+            return np.array((x, y))
         tau = np.asarray(t, dtype=np.float64) - self.t0
         out = np.zeros(np.shape(tau) + (2,))
         for k in range(self.coef.shape[0]):
@@ -50,8 +63,8 @@ class PathFit:
     def var(self, t: float) -> float:
         """Variance of one coordinate of the fitted position at t (per axis)."""
         tau = float(t) - self.t0
-        x = np.array([tau**k for k in range(self.coef.shape[0])])
-        return float(x @ self.cov @ x)
+        x = [tau**k for k in range(len(self._cx))]
+        return sum(xi * sum(c * xj for c, xj in zip(row, x)) for xi, row in zip(x, self._cov))
 
     def vel_var(self, t: float) -> float:
         tau = float(t) - self.t0

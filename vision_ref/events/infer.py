@@ -157,11 +157,12 @@ def _crossing(h, a: float, b: float, first: bool, n: int = 96) -> float | None:
 
 
 def _seg_point_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    ab = b - a
-    L2 = float(ab @ ab)
-    u = 0.0 if L2 < 1e-12 else min(max(float((p - a) @ ab) / L2, 0.0), 1.0)
-    q = a + u * ab
-    return float(math.hypot(p[0] - q[0], p[1] - q[1]))
+    # plain floats: called tens of thousands of times a shot
+    px, py, ax, ay, bx, by = float(p[0]), float(p[1]), float(a[0]), float(a[1]), float(b[0]), float(b[1])
+    abx, aby = bx - ax, by - ay
+    L2 = abx * abx + aby * aby
+    u = 0.0 if L2 < 1e-12 else min(max(((px - ax) * abx + (py - ay) * aby) / L2, 0.0), 1.0)
+    return math.hypot(px - ax - u * abx, py - ay - u * aby)
 
 
 def _seg_seg_dist(a1, b1, a2, b2) -> float:
