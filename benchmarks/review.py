@@ -23,7 +23,9 @@ here), and compared with the simulator's truth record at that frame rate:
 - call agreement: the adjudicator's decision on the pipeline's record equals its
   decision on the truth record (foul and fouls, points, to whom, pins down, next
   player, ball in hand); a disagreement is *silent* when the pipeline's record has
-  no doubt event;
+  no doubt event (F8) and no point for the referee to check (``record["review"]``: a
+  graze, a pin hidden at the end, pins tracked to one place ...); the disagreements
+  with no doubt event are counted too (``wrong_without_doubt``);
 - speed: review wall time / the time to only decode the same video (YUV420, the
   pipeline's own decoding), both measured in this run; and seconds of processing
   per second of video.
@@ -97,7 +99,9 @@ def compare_shot(pred: dict | None, truth: dict, shot) -> dict:
     except Exception as exc:  # a record the adjudicator rejects is a disagreement, reported
         out["error"] = f"{type(exc).__name__}: {exc}"
         out["agree"] = False
-    out["silent"] = not out["agree"] and not out["doubt"]
+    out["review"] = list(pred.get("review") or [])
+    out["wrong_without_doubt"] = not out["agree"] and not out["doubt"]
+    out["silent"] = out["wrong_without_doubt"] and not out["review"]
     return out
 
 
@@ -292,6 +296,8 @@ def main(argv=None) -> int:
     pins_doubted = sum(r["pins_doubted"] for r in rows)
     agree = sum(r["agree"] for r in rows)
     silent = sum(r["silent"] for r in rows)
+    no_doubt = sum(bool(r.get("wrong_without_doubt", r["silent"])) for r in rows)
+    checked = sum(bool(r.get("review")) for r in rows)
     rev = sum(r["review_s"] for r in rows)
     dec = sum(r["decode_s"] for r in rows)
     vid = sum(r["video_s"] for r in rows)
@@ -300,7 +306,8 @@ def main(argv=None) -> int:
     unreviewed = sum(bool(r.get("flagged_unreviewed")) for r in rows)
     print(f"shots {n} ({unreviewed} reported as not reviewable); contact order exact {order}/{n}; contacts timed {len(dts)}; median error "
           f"{med_ms:.2f} ms = {med_fr:.3f} frame (frame-quantised baseline 0.5 frame); pins knocked {pins}: "
-          f"attributed {pins_att}, right {pins_right}, doubted {pins_doubted}; calls agree {agree}/{n}, silent wrong {silent}")
+          f"attributed {pins_att}, right {pins_right}, doubted {pins_doubted}; calls agree {agree}/{n}, silent wrong {silent} "
+          f"(wrong without a doubt event {no_doubt}; shots with a point to check {checked})")
     ideal = [r["ideal"] for r in rows]
     i_order = sum(r["order_exact"] for r in ideal)
     i_agree = sum(r["agree"] for r in ideal)
@@ -321,6 +328,7 @@ def main(argv=None) -> int:
     pct = lambda a, b: 100.0 * a / b if b else math.nan  # noqa: E731
     print(f"review: shots={n} order_exact={pct(order, n):.1f}% ideal_order_exact={pct(i_order, n):.1f}% median_dt_frames={med_fr:.3f} "
           f"pin_attribution={pct(pins_right, pins_att):.1f}% calls_agree={pct(agree, n):.1f}% ideal_calls_agree={pct(i_agree, n):.1f}% silent_wrong={silent} "
+          f"wrong_without_doubt={no_doubt} "
           f"speed_vs_decode={rev / max(dec, 1e-9):.2f} s_per_video_s={rev / max(vid, 1e-9):.3f}")
     return 0
 

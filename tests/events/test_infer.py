@@ -1,3 +1,4 @@
+import copy
 import math
 
 import numpy as np
@@ -415,3 +416,24 @@ def test_a_knocked_pin_never_seen_again_is_down_unless_a_ball_hides_it(pin_shot)
     hidden = infer_shot(tracks, window, shooter="A")
     assert hidden["after"]["pins"]["head"]["state"] == "standing"
     assert any("pin head hidden by white2" in w for w in hidden["warnings"])
+
+
+def test_points_to_check_name_grazes_hidden_pins_and_pins_in_one_place():
+    from vision_ref.events.infer import _review_points
+
+    window = ShotWindow(start_row=0, strike_row=5, end_row=50, struck="cue", strike_t=0.1, strike_sigma=0.001)
+    pins = {p: {"at": list(xy), "state": "standing"} for p, xy in
+            {"king": (0, 0), "head": (-73.5, 0), "foot": (73.5, 0), "left": (0, 73.5), "right": (0, -73.5)}.items()}
+    rec = {"events": [{"t": 0.0, "type": "strike", "ball": "cue", "confidence": 1.0},
+                      {"t": 0.4, "type": "ball_ball", "a": "cue", "b": "white1", "confidence": 0.9}],
+           "warnings": [], "after": {"pins": copy.deepcopy(pins)}}
+    assert _review_points(rec, window) == []
+    rec["events"][1]["confidence"] = 0.05
+    rec["warnings"] = ["pin head hidden by white2 resting beside it at the end: its last seen state is used"]
+    rec["after"]["pins"]["foot"] = {"at": [30.0, -300.0], "state": "down"}
+    rec["after"]["pins"]["right"] = {"at": [32.0, -296.0], "state": "down"}
+    pts = _review_points(rec, window)
+    assert len(pts) == 3
+    assert "cue and white1 barely met" in pts[0]
+    assert pts[1].startswith("pin head hidden by white2") and "check whether it stands" in pts[1]
+    assert "pins foot and right were tracked to one place" in pts[2]

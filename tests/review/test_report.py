@@ -136,3 +136,20 @@ def test_contacts_table_numbers_match_the_diagram(foul_shot):
     marks = contact_marks(record, None)
     assert [(int(n), float(t)) for n, t, _ in rows] == [(m.number, round(m.t, 3)) for m in marks]
     assert [text for _, _, text in rows] == [m.text.replace("'", "&#x27;") for m in marks]
+
+
+def test_points_to_check_are_listed_for_the_referee(foul_shot):
+    shot, record, _ = foul_shot
+    rec = copy.deepcopy(record)
+    rec.pop("shooter", None)
+    rec["review"] = ["cue and white1 barely met at 0.40 s (a graze within the tracking error): check that they touched"]
+    m = Match(["A", "B"])
+    d = m.play(rec)
+    page = build_report(m.to_dict(), [ShotReport(rec, d, None)], final=m.final())
+    assert 'class="checkbox"' in page and "Check on the video before signing" in page
+    assert "check that they touched" in page
+    plain = copy.deepcopy(record)
+    plain.pop("shooter", None)
+    m2 = Match(["A", "B"])
+    page2 = build_report(m2.to_dict(), [ShotReport(plain, m2.play(plain), None)], final=m2.final())
+    assert 'class="checkbox"' not in page2

@@ -524,8 +524,38 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
         "fps": float(tracks.fps),
         "warnings": warnings,
     }
+    record["review"] = _review_points(record, window)
     validate_shot(record, table=table)
     return record
+
+
+GRAZE_CONFIDENCE = 0.2  # a ball-ball contact timed this poorly is a graze within the tracker's error
+
+
+def _review_points(record: dict, window: ShotWindow) -> list[str]:
+    """What a referee should check on the video before signing the call: facts the
+    call hangs on that the tracks leave open but that are not a pin in doubt (F8,
+    already a doubt event). Plain sentences; empty when nothing is open."""
+    out: list[str] = []
+    for e in record["events"]:
+        if e["type"] == "ball_ball" and e["confidence"] < GRAZE_CONFIDENCE:
+            out.append(f"{e['a']} and {e['b']} barely met at {e['t']:.2f} s (a graze within the tracking error): "
+                       "check that they touched")
+    for w in record["warnings"]:
+        if " hidden by " in w and "at the end" in w:
+            out.append(w.split(":")[0] + ": check whether it stands")
+        elif "was knocked and not seen again" in w:
+            out.append(w.split(":")[0] + ": check that it fell")
+    if not window.complete:
+        out.append("the video ends before the table came to rest: check the end of the shot")
+    pins = record["after"]["pins"]
+    names = list(pins)
+    for i, p in enumerate(names):
+        for q in names[i + 1:]:
+            a, b = pins[p]["at"], pins[q]["at"]
+            if math.hypot(a[0] - b[0], a[1] - b[1]) < 15.0 and "down" in (pins[p]["state"], pins[q]["state"]):
+                out.append(f"pins {p} and {q} were tracked to one place at the end: check which of them fell")
+    return out
 
 
 def _doubt_rootless_knocks(events: list[dict], movers: list[str], warnings: list[str], dt: float) -> None:

@@ -189,6 +189,10 @@ def _shot_html(sr: ShotReport, players: list[str]) -> str:
     elif doubts:
         items = "".join(f"<li>{_esc(t)}</li>" for t in doubts)
         out.append(f'<div class="doubtbox">Doubts ({len(doubts)}):<ul>{items}</ul></div>')
+    checks = [str(x) for x in rec.get("review") or []]
+    if checks:
+        items = "".join(f"<li>{_esc(t)}</li>" for t in checks)
+        out.append(f'<div class="checkbox">Check on the video before signing:<ul>{items}</ul></div>')
     conf = rec.get("confidence")
     if isinstance(conf, (int, float)):
         low = " low" if conf < 0.9 else ""
@@ -234,6 +238,8 @@ vertical-align:middle}
 padding:1px 6px;margin:2px 3px 2px 0;background:#f6f7fb} .rule.foul{border-color:#c0392b;background:#fdf0ef}
 .doubtbox{background:#fff4e5;border:1px solid #e67e22;padding:5px 8px;margin:6px 0;font-size:13px}
 .doubtbox ul{margin:2px 0 0 0;padding-left:20px}
+.checkbox{background:#eef5ff;border:1px solid #3b7dd8;padding:5px 8px;margin:6px 0;font-size:13px}
+.checkbox ul{margin:2px 0 0 0;padding-left:20px}
 .warn{background:#fffbe0;border:1px solid #d4b000;padding:5px 8px;margin:6px 0;font-size:13px}
 .conf{font-size:12px;color:#555} .conf.low{color:#b35c00;font-weight:600}
 .body{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
