@@ -53,7 +53,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 def call_of(decision: dict) -> tuple:
-    return (decision["foul"], tuple(sorted(f["rule"] for f in decision["fouls"])), decision["points"],
+    """What the referee announces: foul or not and under which rules (a rule once, as
+    F8 is one foul however many pins were in doubt), points, to whom, the pins that
+    count, who plays next, ball in hand."""
+    return (decision["foul"], tuple(sorted({f["rule"] for f in decision["fouls"]})), decision["points"],
             decision["credited_to"], tuple(sorted(decision["pins_down"])), decision["next"],
             json.dumps(decision["ball_in_hand"], sort_keys=True))
 
