@@ -428,7 +428,7 @@ def test_points_to_check_name_grazes_hidden_pins_and_pins_in_one_place():
                       {"t": 0.4, "type": "ball_ball", "a": "cue", "b": "white1", "confidence": 0.9}],
            "warnings": [], "after": {"pins": copy.deepcopy(pins)}}
     assert _review_points(rec, window) == []
-    rec["events"][1]["confidence"] = 0.05
+    rec["events"][1]["graze"] = True
     rec["warnings"] = ["pin head hidden by white2 resting beside it at the end: its last seen state is used"]
     rec["after"]["pins"]["foot"] = {"at": [30.0, -300.0], "state": "down"}
     rec["after"]["pins"]["right"] = {"at": [32.0, -296.0], "state": "down"}

@@ -445,6 +445,8 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             base["gap"] = True
         if c.kind == "ball_ball":
             a, b = sorted(c.objs, key=BALL_IDS.index)
+            if c.detail.get("graze"):
+                base["graze"] = True
             events.append({**base, "type": "ball_ball", "a": a, "b": b})
         elif c.kind == "cushion":
             events.append({**base, "type": "cushion", "ball": c.objs[0], "cushion": c.objs[1]})
@@ -529,16 +531,13 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
     return record
 
 
-GRAZE_CONFIDENCE = 0.2  # a ball-ball contact timed this poorly is a graze within the tracker's error
-
-
 def _review_points(record: dict, window: ShotWindow) -> list[str]:
     """What a referee should check on the video before signing the call: facts the
     call hangs on that the tracks leave open but that are not a pin in doubt (F8,
     already a doubt event). Plain sentences; empty when nothing is open."""
     out: list[str] = []
     for e in record["events"]:
-        if e["type"] == "ball_ball" and e["confidence"] < GRAZE_CONFIDENCE:
+        if e["type"] == "ball_ball" and e.get("graze"):
             out.append(f"{e['a']} and {e['b']} barely met at {e['t']:.2f} s (a graze within the tracking error): "
                        "check that they touched")
     for w in record["warnings"]:
@@ -722,12 +721,15 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
                 continue
             if _deviates(sh, ball, f, g):
                 kinked = True
-        if not kinked and fa is not None and fb is not None:
-            # the paths from before would run the balls into each other: they collided
+        if fa is not None and fb is not None:
+            # how far the paths from before would run the balls into each other: a
+            # collision goes deep, a graze barely (it may be a near miss in truth)
             ts = np.linspace(c.t, c.t + 2 * sh.dt, 24)
             depth = min(float(np.hypot(*(fa.pos(x) - fb.pos(x)))) - 2 * sh.R for x in ts)
             sd = math.sqrt(fa.var(c.t + sh.dt) + fb.var(c.t + sh.dt))
-            kinked = depth < -(3.0 * sd + 1.0)
+            c.detail["graze"] = depth > -(2.0 * sd + 1.5)
+            if not kinked:
+                kinked = depth < -(3.0 * sd + 1.0)
         if not kinked and not _end_touching(sh, a, b, c.t):
             c.accepted = False
     if not c.accepted:
