@@ -254,18 +254,19 @@ class _Shot:
         if ball == self.w.struck:
             brk.append(self.w.strike_t)  # the cue's hit: a break never crossed
         eps = 1e-6
+        # array masks over the shot's rows (this runs thousands of times a shot)
+        t = self.t[self.r0:self.r1 + 1]
+        ok = self.valid[ball][self.r0:self.r1 + 1]
         if side == "pre":
             prev = max([x for x in brk if x < t_ref - eps], default=-math.inf)
-            rows = [r for r in range(self.r1, self.r0 - 1, -1)
-                    if self.valid[ball][r] and self.t[r] + self.exp <= t_ref + 1e-9 and self.t[r] >= prev]
+            idx = np.nonzero(ok & (t + self.exp <= t_ref + 1e-9) & (t >= prev))[0][::-1]
         else:
             nxt = min([x for x in brk if x > t_ref + eps], default=math.inf)
-            rows = [r for r in range(self.r0, self.r1 + 1)
-                    if self.valid[ball][r] and self.t[r] >= t_ref - 1e-9 and self.t[r] + self.exp <= nxt]
+            idx = np.nonzero(ok & (t >= t_ref - 1e-9) & (t + self.exp <= nxt))[0]
             off = self.off_row.get(ball)
             if off is not None:
-                rows = [r for r in rows if r < off]
-        return rows
+                idx = idx[idx + self.r0 < off]
+        return (idx + self.r0).tolist()
 
     def _fit_from(self, ball: str, rows: list[int]) -> PathFit | None:
         tr = self.tracks.balls[ball]
@@ -1092,7 +1093,7 @@ def _pin_body(sh: _Shot, pin: str, t: float, base0: np.ndarray, lying: bool = Fa
     k = int(np.searchsorted(tm, t)) - 1
     k = min(max(k, 0), len(tm) - 2)
     c0, c1 = tr.xy[k], tr.xy[k + 1]
-    if not (np.all(np.isfinite(c0)) and np.all(np.isfinite(c1))):
+    if not (math.isfinite(c0[0] + c0[1]) and math.isfinite(c1[0] + c1[1])):
         return None
     f = min(max((t - tm[k]) / (tm[k + 1] - tm[k]), 0.0), 1.0)
     c = c0 + f * (c1 - c0)
