@@ -380,20 +380,22 @@ def _cushion_intervals(sh: _Shot, ball: str, cushion: str) -> list[tuple[int, in
     xy = sh.tracks.balls[ball].xy
     va = sh.valid[ball]
     off = sh.off_row.get(ball)
-    rows = [r for r in range(max(sh.r0, sh.w.strike_row - 1), sh.r1 + 1) if va[r] or (off is not None and r == off)]
-    spans = []
-    for r, q in zip(rows[:-1], rows[1:]):
-        if not (np.all(np.isfinite(xy[r])) and np.all(np.isfinite(xy[q]))):
-            if off is not None and q == off:
-                spans.append((r, q))
-            continue
-        q0, q1 = sgn * xy[r, k], sgn * xy[q, k]
-        step = float(np.hypot(*(xy[q] - xy[r])))
-        if not (sh.moving[ball][r] or sh.moving[ball][q]):
-            continue
-        if max(q0, q1) >= bound - (0.5 * step + 5 * sh.sig + sh.s.slack_mm) or (off is not None and q == off):
-            spans.append((r, q))
-    return _merge(spans)
+    lo = max(sh.r0, sh.w.strike_row - 1)
+    keep = va[lo:sh.r1 + 1].copy()
+    if off is not None and lo <= off <= sh.r1:
+        keep[off - lo] = True
+    rows = np.nonzero(keep)[0] + lo
+    if len(rows) < 2:
+        return []
+    r, q = rows[:-1], rows[1:]
+    # consecutive kept rows as arrays (this runs per ball and cushion every shot)
+    finite = np.all(np.isfinite(xy[r]), axis=1) & np.all(np.isfinite(xy[q]), axis=1)
+    step = np.hypot(*(xy[q] - xy[r]).T)
+    reach = np.maximum(sgn * xy[r, k], sgn * xy[q, k]) >= bound - (0.5 * step + 5 * sh.sig + sh.s.slack_mm)
+    moving = sh.moving[ball][r] | sh.moving[ball][q]
+    leaving = (q == off) if off is not None else np.zeros(len(q), dtype=bool)
+    hit = leaving | (finite & moving & reach)
+    return _merge([(int(a), int(b)) for a, b, h in zip(r, q, hit) if h])
 
 
 # ------------------------------------------------------------------ main entry
