@@ -58,6 +58,7 @@ REST_REFRESH = 8  # a resting ball is fully re-measured at least every this many
 # a rolling ball refined straight at its prediction is taken when it lands this near (px) and
 # its blob has this much of the ball's colour (class fill; a ball's own is ~0.8, see _at_prediction)
 FAST_TOL = 1.5
+STREAK_REFIT_MIN = 0.5  # half streak (px) from which a blob's own axis is worth a refit
 FAST_CLS = 0.5
 
 
@@ -619,7 +620,8 @@ class Tracker:
             # with a known exposure the predicted length is kept (a pin pushed ahead of the ball
             # would lengthen the measured one); only the direction is taken from the blob
             new_hl = hl if (self.exposure_s is not None and hl > 0.0) else 0.5 * length
-            if turn < 0.96 or abs(new_hl - hl) > 1.5:
+            # a capsule shorter than a pixel is a disk whichever way it points: no refit for its direction
+            if (turn < 0.96 and max(hl, new_hl) >= STREAK_REFIT_MIN) or abs(new_hl - hl) > 1.5:
                 res = self._refine_at(res[K.R_CX], res[K.R_CY], mux, muy, new_hl, r, 1)
                 if res is None:
                     return None
@@ -760,8 +762,11 @@ class Tracker:
 
     def _probe(self, b: _Ball) -> np.ndarray:
         mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
-        K.rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, b.anchor[0], b.anchor[1], b.radius + 1.5, 2, self.prm,
-                     self._masks, self._n_masks, self._probe_out)
+        x, y = b.anchor.tolist()
+        rho = b.radius + 1.5
+        nm = K.select_masks(self._masks, self._n_masks, int(x - rho), int(y - rho), int(2 * rho + 2), int(2 * rho + 2),
+                            self._wmasks)
+        K.rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, x, y, rho, 2, self.prm, self._wmasks, nm, self._probe_out)
         return self._probe_out
 
     def _still_at_rest(self, b: _Ball, gate: float) -> bool:
@@ -1024,6 +1029,7 @@ class Tracker:
                 self._push_mask(x - hl * ux, y - hl * uy, b.radius + 2.0)
         n_ball_masks = self._n_masks
         loose: list[_Pin] = []
+        self._reach_sources()
         for p in self.pins:
             k = p.index
             if math.isnan(p.cx):
@@ -1056,21 +1062,29 @@ class Tracker:
             self._track_loose_pins(loose, n_ball_masks)
         self._n_masks = n_ball_masks
 
-    def _pin_reachable(self, p: _Pin) -> bool:
-        """A moving ball near enough to touch this pin by the next frame (or the table is in motion nearby)."""
-        reach = self.pin_len_px[p.index] + 8.0
+    def _reach_sources(self) -> None:
+        """This frame's moving balls (x, y, reach beyond the pin's length), for _pin_reachable."""
+        movers = []
         for b in self.balls:
             if not b.known or b.state == BallState.AT_REST:
                 continue
             vx, vy = b.vel
             step = math.hypot(vx, vy) * self._dt
             bx, by = (b.meas if b.found else b.pos)
-            if math.hypot(bx - p.cx, by - p.cy) < reach + b.radius + 2.0 * step + 10.0:
+            movers.append((float(bx), float(by), 8.0 + b.radius + 2.0 * step + 10.0))
+        self._movers = movers
+
+    def _pin_reachable(self, p: _Pin) -> bool:
+        """A moving ball near enough to touch this pin by the next frame (or the table is in motion nearby)."""
+        plen = self.pin_len_px[p.index]
+        cx, cy = p.cx, p.cy
+        for bx, by, reach in self._movers:
+            if math.hypot(bx - cx, by - cy) < plen + reach:
                 return True
-        for o in self.pins:
-            if o is not p and not o.tight and not math.isnan(o.cx):
-                if math.hypot(o.cx - p.cx, o.cy - p.cy) < 2.0 * self.pin_len_px[p.index] + 15.0:
-                    return True
+        near = 2.0 * plen + 15.0
+        for o in self.pins:  # (the loose set changes while the pins are checked: read it live)
+            if o is not p and not o.tight and not math.isnan(o.cx) and math.hypot(o.cx - cx, o.cy - cy) < near:
+                return True
         return False
 
     def _pin_like(self, blob: np.ndarray, k: int) -> bool:
