@@ -208,7 +208,16 @@ def scene(seed, H=48, W=64):
     by = 0.299 * f[..., 2] + 0.587 * f[..., 1] + 0.114 * f[..., 0]
     bu = 128 + 0.564 * (f[..., 0] - by)
     bv = 128 + 0.713 * (f[..., 2] - by)
-    return fr, np.ascontiguousarray(by), np.ascontiguousarray(bu), np.ascontiguousarray(bv), rng
+    # on the kernels' background grid (1/BG_SCALE units), so the twins read the same values
+    by, bu, bv = (np.ascontiguousarray(np.round(c * K.BG_SCALE) / K.BG_SCALE).astype(np.float32) for c in (by, bu, bv))
+    return fr, by, bu, bv, rng
+
+
+def packed(by, bu, bv):
+    """The kernels' interleaved int16 background from float planes (exact on the scene's grid)."""
+    bg = K.pack_background(by, bu, bv)
+    np.testing.assert_array_equal(bg[..., 0] / K.BG_SCALE, by)
+    return bg
 
 
 def to_nv12(bgr):
@@ -239,7 +248,7 @@ def test_ball_weights_matches_twin(seed, mode):
     y0, x0, h, w = 3, 5, 40, 50
     cls = np.zeros((64, 64), np.float32)
     fg = np.zeros((64, 64), np.float32)
-    K.ball_weights(mode, *args, by, bu, bv, y0, x0, h, w, ref, prm, masks, 1, cls, fg)
+    K.ball_weights(mode, *args, packed(by, bu, bv), y0, x0, h, w, ref, prm, masks, 1, cls, fg)
     pc, pf = py_ball_weights(mode, *args, by, bu, bv, y0, x0, h, w, ref, prm, masks, 1)
     np.testing.assert_allclose(cls[:h, :w], pc, atol=2e-5)
     np.testing.assert_allclose(fg[:h, :w], pf, atol=2e-5)
@@ -326,7 +335,7 @@ def test_pin_weights_and_blobs_match_twin(seed):
     nu = np.zeros((64, 64), np.float32)
     nv = np.zeros((64, 64), np.float32)
     masks = np.zeros((1, 3))
-    K.pin_weights(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, by, bu, bv, y0, x0, h, w, PRM, masks, 0, fg, band, nu, nv)
+    K.pin_weights(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, packed(by, bu, bv), y0, x0, h, w, PRM, masks, 0, fg, band, nu, nv)
     for j in range(h):
         for i in range(w):
             y, u, v = py_read_yuv(K.MODE_BGR, fr, None, None, y0 + j, x0 + i)
@@ -374,7 +383,7 @@ def test_coarse_grid_and_labels_match_twin(seed):
     fg = np.zeros((gh, gw), np.float32)
     wh = np.zeros((gh, gw), np.float32)
     cu = np.zeros((gh, gw), np.float32)
-    K.coarse_grid(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, by, bu, bv, stride, y0, x0, gh, gw, region, ref_w, ref_c, PRM,
+    K.coarse_grid(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, packed(by, bu, bv), stride, y0, x0, gh, gw, region, ref_w, ref_c, PRM,
                   fg, wh, cu)
     for j in range(gh):
         for i in range(gw):
@@ -405,7 +414,7 @@ def test_sample_pairs_and_grid_lookups_match_twin():
     fr, by, bu, bv, rng = scene(12)
     out_f = np.zeros((500, 3))
     out_b = np.zeros((500, 3))
-    n = K.sample_pairs(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, by, bu, bv, 5, PRM, out_f, out_b)
+    n = K.sample_pairs(K.MODE_BGR, fr, EMPTY2, EMPTY_UV, packed(by, bu, bv), 5, PRM, out_f, out_b)
     rows = [(yy, xx) for yy in range(2, 48, 5) for xx in range(2, 64, 5)]
     assert n == len(rows)
     for k, (yy, xx) in enumerate(rows):
@@ -442,9 +451,9 @@ def test_class_grid_fg_window_and_rest_probe_match_twin(seed, mode):
     y0, x0, step = 2, 3, 2
     gh, gw = 20, 26
     cls = np.zeros((64, 64), np.float32)
-    K.class_grid(mode, *args, by, bu, bv, y0, x0, gh, gw, step, ref, prm, masks, 1, cls)
+    K.class_grid(mode, *args, packed(by, bu, bv), y0, x0, gh, gw, step, ref, prm, masks, 1, cls)
     fg = np.zeros((64, 64), np.float32)
-    K.fg_window(mode, *args, by, bu, bv, y0, x0, 40, 52, prm, masks, 1, fg)
+    K.fg_window(mode, *args, packed(by, bu, bv), y0, x0, 40, 52, prm, masks, 1, fg)
     for j in range(40):
         for i in range(52):
             yy, xx = y0 + j, x0 + i
@@ -458,7 +467,7 @@ def test_class_grid_fg_window_and_rest_probe_match_twin(seed, mode):
     # the rest probe: weighted centroid offset and mean weight over every 2nd pixel of a disk
     out = np.zeros(3)
     cx, cy, rho = rng.uniform(15, 45), rng.uniform(12, 34), 9.5
-    K.rest_probe(mode, *args, by, bu, bv, cx, cy, rho, 2, prm, masks, 1, out)
+    K.rest_probe(mode, *args, packed(by, bu, bv), cx, cy, rho, 2, prm, masks, 1, out)
     acc, n = [], 0
     for yy in range(max(math.floor(cy - rho), 0), min(math.ceil(cy + rho), 47) + 1, 2):
         for xx in range(max(math.floor(cx - rho), 0), min(math.ceil(cx + rho), 63) + 1, 2):
@@ -507,7 +516,7 @@ def test_refine_ball_matches_fg_window_then_refine_twin(seed, mode):
     buf = np.zeros((64, 64), np.float32)
     rowbits = np.zeros(64, np.int64)
     out = np.zeros(K.N_REFINE)
-    cls = K.refine_ball(mode, *args, by, bu, bv, y0, x0, h, w, prm, masks, 1, rowbits, buf, cx, cy, ux, uy, hl, r,
+    cls = K.refine_ball(mode, *args, packed(by, bu, bv), y0, x0, h, w, prm, masks, 1, rowbits, buf, cx, cy, ux, uy, hl, r,
                         1, 2, 1.5, ref, out)
     twin = py_refine(fgw, cx, cy, ux, uy, hl, r, 1, 2, 1.5)
     np.testing.assert_allclose(out, twin, rtol=1e-6, atol=1e-6)
@@ -526,7 +535,7 @@ def test_refine_ball_matches_fg_window_then_refine_twin(seed, mode):
                 y, u, v = py_read_yuv(mode, *args, y0 + j, x0 + i, prm)
                 want += buf[j, i] * py_class(y, u, v, ref, prm) * a
     assert cls == pytest.approx(want / area, abs=1e-5)
-    assert K.refine_ball(mode, *args, by, bu, bv, y0, x0, h, w, prm, masks, 1, rowbits, buf, cx, cy, ux, uy, hl, r,
+    assert K.refine_ball(mode, *args, packed(by, bu, bv), y0, x0, h, w, prm, masks, 1, rowbits, buf, cx, cy, ux, uy, hl, r,
                          1, 2, 1.5, np.zeros(0), out) == 0.0
 
 
@@ -540,7 +549,7 @@ def test_pin_blob_at_matches_pin_weights_then_blob_at(seed, mode):
     h, w, y0, x0 = 40, 56, 4, 4
     masks = np.array([[rng.uniform(10, 50), rng.uniform(10, 38), 3.0], [0.0, 0.0, 0.0]])
     full = [np.zeros((64, 64), np.float32) for _ in range(4)]
-    K.pin_weights(mode, *args, by, bu, bv, y0, x0, h, w, prm, masks, 1, *full)
+    K.pin_weights(mode, *args, packed(by, bu, bv), y0, x0, h, w, prm, masks, 1, *full)
     lazy = [np.zeros((64, 64), np.float32) for _ in range(4)]
     labels = np.zeros((64, 64), np.int32)
     stack = np.zeros(2 * 64 * 64, np.int32)
@@ -553,7 +562,7 @@ def test_pin_blob_at_matches_pin_weights_then_blob_at(seed, mode):
         want = np.zeros(K.N_BLOB)
         n_want = K.blob_at(*full, h, w, i + 0.3, j - 0.2, 3.0, 0.35, labels, stack, want)
         got = np.zeros(K.N_BLOB)
-        n = K.pin_blob_at(mode, *args, by, bu, bv, y0, x0, h, w, prm, masks, 1, rowbits, *lazy, i + 0.3, j - 0.2, 3.0,
+        n = K.pin_blob_at(mode, *args, packed(by, bu, bv), y0, x0, h, w, prm, masks, 1, rowbits, *lazy, i + 0.3, j - 0.2, 3.0,
                           0.35, labels, stack, got)
         assert n == n_want
         np.testing.assert_array_equal(got, want)

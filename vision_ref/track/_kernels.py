@@ -31,6 +31,13 @@ from numba import njit
 MODE_BGR = 0
 MODE_YUV = 1
 
+# The empty table's (Y, U, V) are one interleaved int16 array (H, W, 3) in units of 1/BG_SCALE:
+# the kernels are bound by memory, not arithmetic (a window's first read of a frame region
+# misses the caches), and one 6-byte pixel touches half the cache lines and a third of the
+# pages of three float32 planes. 1/64 of a unit is far below anything the weights resolve.
+BG_SCALE = 64.0
+BG_UNIT = 1.0 / BG_SCALE
+
 # indices into the float64 parameter vector ``prm``
 P_FG_LO = 0  # fg residual at which the weight starts to rise
 P_FG_HI = 1  # ... and where it saturates at 1
@@ -166,7 +173,7 @@ def class_weight(y, u, v, ref, prm):
 
 
 @njit(cache=True)
-def ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, prm, masks, n_masks, out_cls, out_fg):
+def ball_weights(mode, bgr, yp, uvp, bg, y0, x0, h, w, ref, prm, masks, n_masks, out_cls, out_fg):
     """Fill out_cls[:h, :w] (colour-class x foreground) and out_fg[:h, :w] (refinement weight) for a window.
 
     ``masks[:n_masks]`` rows (cx, cy, r) in frame pixels: objects already found this
@@ -183,8 +190,8 @@ def ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, ref, prm, mask
                 out_fg[j, i] = 0.0
                 continue
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
-            by = bgy[yy, xx]
-            f = fg_weight(y, u, v, by, bgu[yy, xx], bgv[yy, xx], prm)
+            by = bg[yy, xx, 0] * BG_UNIT
+            f = fg_weight(y, u, v, by, bg[yy, xx, 1] * BG_UNIT, bg[yy, xx, 2] * BG_UNIT, prm)
             c = f * class_weight(y, u, v, ref, prm) if f > 0.0 else 0.0
             out_cls[j, i] = c
             out_fg[j, i] = f
@@ -449,7 +456,7 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narr
 
 
 @njit(cache=True)
-def refine_ball(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_masks, rowbits, fg,
+def refine_ball(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbits, fg,
                 cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narrow, ref, out):
     """fg_window + refine_capsule in one call, computing the foreground only where a pass reads it.
 
@@ -494,7 +501,7 @@ def refine_ball(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
                     fg[j, i] = 0.0
                     continue
                 y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
-                fg[j, i] = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+                fg[j, i] = fg_weight(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT, bg[yy, xx, 2] * BG_UNIT, prm)
         sw, sx, sy, area, sxx, sxy, syy = _capsule_pass(fg, h, w, cx, cy, ux, uy, hl, rho, it == total - 1)
         if sw <= 1e-9:
             break
@@ -568,7 +575,7 @@ def _pin_values(y, u, v, by, bu, bv, prm):
 
 
 @njit(cache=True)
-def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_masks, out_fg, out_band, out_u, out_v):
+def pin_weights(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, out_fg, out_band, out_u, out_v):
     """Per pixel of a window: foreground, band/crown weight (the warm-coloured pin parts) and normalised chroma."""
     for j in range(h):
         yy = y0 + j
@@ -582,7 +589,7 @@ def pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
                 out_v[j, i] = 0.0
                 continue
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
-            f, bw, nu, nv = _pin_values(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            f, bw, nu, nv = _pin_values(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT, bg[yy, xx, 2] * BG_UNIT, prm)
             out_fg[j, i] = f
             out_band[j, i] = bw
             out_u[j, i] = nu
@@ -716,7 +723,7 @@ def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out
 
 
 @njit(cache=True)
-def pin_blob_at(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_masks, rowbits, fg, band, nu, nv,
+def pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbits, fg, band, nu, nv,
                 sx, sy, search_r, thresh, labels, stack, out):
     """pin_weights + blob_at in one call, the weights computed only where the seed search and the fill read them.
 
@@ -758,8 +765,8 @@ def pin_blob_at(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
                     nv[j, i] = 0.0
                 else:
                     y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
-                    fg[j, i], band[j, i], nu[j, i], nv[j, i] = _pin_values(y, u, v, bgy[yy, xx], bgu[yy, xx],
-                                                                           bgv[yy, xx], prm)
+                    fg[j, i], band[j, i], nu[j, i], nv[j, i] = _pin_values(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT,
+                                                                           bg[yy, xx, 2] * BG_UNIT, prm)
             if fg[j, i] >= thresh:
                 s = fg[j, i] * (1.0 - 0.5 * d2 / (r2 + 1.0))
                 if s > best:
@@ -797,7 +804,7 @@ def pin_blob_at(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
                     else:
                         y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
                         fg[jj, ii], band[jj, ii], nu[jj, ii], nv[jj, ii] = _pin_values(
-                            y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+                            y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT, bg[yy, xx, 2] * BG_UNIT, prm)
                 if fg[jj, ii] >= thresh:
                     labels[jj, ii] = 1
                     stack[2 * top] = jj
@@ -811,7 +818,7 @@ def pin_blob_at(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_m
 
 
 @njit(cache=True)
-def coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, y0, x0, gh, gw, region, ref_white, ref_cue, prm,
+def coarse_grid(mode, bgr, yp, uvp, bg, stride, y0, x0, gh, gw, region, ref_white, ref_cue, prm,
                 out_fg, out_white, out_cue):
     """Foreground and class weights on a sparse grid (every ``stride`` pixels) over the whole table.
 
@@ -829,7 +836,7 @@ def coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, y0, x0, gh, gw, regio
                 continue
             xx = x0 + i * stride
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
-            f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            f = fg_weight(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT, bg[yy, xx, 2] * BG_UNIT, prm)
             out_fg[j, i] = f
             if f > 0.0:
                 out_white[j, i] = f * class_weight(y, u, v, ref_white, prm)
@@ -902,10 +909,10 @@ def label_grid(fg, white, cue, gh, gw, thresh, labels, stack, stats, max_comp):
 
 
 @njit(cache=True)
-def sample_pairs(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, prm, out_frame, out_bg):
+def sample_pairs(mode, bgr, yp, uvp, bg, stride, prm, out_frame, out_bg):
     """Frame and background (Y, U, V) on a sparse grid: rows for the photometric fit of the background."""
-    H = bgy.shape[0]
-    W = bgy.shape[1]
+    H = bg.shape[0]
+    W = bg.shape[1]
     n = 0
     for yy in range(stride // 2, H, stride):
         for xx in range(stride // 2, W, stride):
@@ -915,9 +922,9 @@ def sample_pairs(mode, bgr, yp, uvp, bgy, bgu, bgv, stride, prm, out_frame, out_
             out_frame[n, 0] = y
             out_frame[n, 1] = u
             out_frame[n, 2] = v
-            out_bg[n, 0] = bgy[yy, xx]
-            out_bg[n, 1] = bgu[yy, xx]
-            out_bg[n, 2] = bgv[yy, xx]
+            out_bg[n, 0] = bg[yy, xx, 0] * BG_UNIT
+            out_bg[n, 1] = bg[yy, xx, 1] * BG_UNIT
+            out_bg[n, 2] = bg[yy, xx, 2] * BG_UNIT
             n += 1
     return n
 
@@ -1006,14 +1013,14 @@ def label_blobs(fg, band, nu, nv, h, w, thresh, min_sumw, labels, stack, stats, 
 
 
 @njit(cache=True)
-def rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, cx, cy, rho, step, prm, masks, n_masks, out):
+def rest_probe(mode, bgr, yp, uvp, bg, cx, cy, rho, step, prm, masks, n_masks, out):
     """Is a resting ball still where it was? The foreground centroid over the disk of radius rho.
 
     Samples every ``step``-th pixel (a cheap check, not a measurement): out = (x offset,
     y offset of the weighted centroid from (cx, cy), mean weight over the samples).
     """
-    H = bgy.shape[0]
-    W = bgy.shape[1]
+    H = bg.shape[0]
+    W = bg.shape[1]
     r2 = rho * rho
     j0 = max(int(math.floor(cy - rho)), 0)
     j1 = min(int(math.ceil(cy + rho)), H - 1)
@@ -1034,7 +1041,7 @@ def rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, cx, cy, rho, step, prm, masks,
             if rows != 0 and _is_masked(masks, n_masks, rows, xx, yy):
                 continue
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
-            f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            f = fg_weight(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT, bg[yy, xx, 2] * BG_UNIT, prm)
             sw += f
             sx += f * dx
             sy += f * dy
@@ -1049,7 +1056,7 @@ def rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, cx, cy, rho, step, prm, masks,
 
 
 @njit(cache=True)
-def class_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, gh, gw, step, ref, prm, masks, n_masks, out_cls):
+def class_grid(mode, bgr, yp, uvp, bg, y0, x0, gh, gw, step, ref, prm, masks, n_masks, out_cls):
     """Colour-class x foreground weight at every ``step``-th pixel of a window: out_cls[:gh, :gw].
 
     Cell (j, i) samples pixel (y0 + j*step, x0 + i*step). The ball search runs on this
@@ -1066,12 +1073,12 @@ def class_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, gh, gw, step, ref, prm
                 out_cls[j, i] = 0.0
                 continue
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
-            f = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            f = fg_weight(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT, bg[yy, xx, 2] * BG_UNIT, prm)
             out_cls[j, i] = f * class_weight(y, u, v, ref, prm) if f > 0.0 else 0.0
 
 
 @njit(cache=True)
-def fg_window(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_masks, out_fg):
+def fg_window(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, out_fg):
     """Foreground weight of every pixel of a window (the refinement's input): out_fg[:h, :w]."""
     for j in range(h):
         yy = y0 + j
@@ -1083,7 +1090,13 @@ def fg_window(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, prm, masks, n_mas
                 out_fg[j, i] = 0.0
                 continue
             y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
-            out_fg[j, i] = fg_weight(y, u, v, bgy[yy, xx], bgu[yy, xx], bgv[yy, xx], prm)
+            out_fg[j, i] = fg_weight(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT, bg[yy, xx, 2] * BG_UNIT, prm)
+
+
+def pack_background(y, u, v) -> np.ndarray:
+    """Float Y, U, V planes -> the kernels' interleaved int16 background (units of 1/BG_SCALE)."""
+    stacked = np.stack([np.asarray(y, np.float64), np.asarray(u, np.float64), np.asarray(v, np.float64)], axis=-1)
+    return np.ascontiguousarray(np.clip(np.round(stacked * BG_SCALE), 0, 32767).astype(np.int16))
 
 
 @njit(cache=True)

@@ -57,8 +57,7 @@ class Detector(Tracker):
         mode, bgr, yp, uvp = self._planes(frame)
         bg = self._background(mode, frame)
         self._ctx = (mode, bgr, yp, uvp, bg)
-        bgy, bgu, bgv = bg
-        K.coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, COARSE_STRIDE, self.c_y0, self.c_x0, self.c_gh, self.c_gw,
+        K.coarse_grid(mode, bgr, yp, uvp, bg, COARSE_STRIDE, self.c_y0, self.c_x0, self.c_gh, self.c_gw,
                       self.c_region, self.ref_white, self.ref_cue, self.prm, self.c_fg, self.c_white, self.c_cue)
         nc = K.label_grid(self.c_fg, self.c_white, self.c_cue, self.c_gh, self.c_gw, 0.5, self.c_labels,
                           self.c_stack, self.c_stats, len(self.c_stats))
@@ -84,14 +83,14 @@ class Detector(Tracker):
         return found
 
     def _balls_in(self, x0, y0, x1, y1, k_max, min_fill) -> list[Detection]:
-        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        mode, bgr, yp, uvp, bg = self._ctx
         cx, cy = 0.5 * (x0 + x1), 0.5 * (y0 + y1)
         r = self.geo.ball_radius_px(cx, cy)
         wx0, wy0, w, h = self._window(cx, cy, 0.5 * max(x1 - x0, y1 - y0))
         if w < 2 * r + 3 or h < 2 * r + 3:
             return []
         # class-agnostic: any ball colour counts (pool sets have fifteen of them)
-        K.ball_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, wy0, wx0, h, w, self.ref_white, self.prm,
+        K.ball_weights(mode, bgr, yp, uvp, bg, wy0, wx0, h, w, self.ref_white, self.prm,
                        self._masks, 0, self._w_cls, self._w_fg)
         white = self._w_cls.copy()
         n = K.disk_scores(self._w_fg, h, w, max(r - 1.0, 2.0), cx - wx0, cy - wy0, 1e9, 1, self._prefix, self._scores)

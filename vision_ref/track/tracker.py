@@ -214,7 +214,8 @@ class Tracker:
         self.pad_narrow = 1.5
         self.n_narrow = 2  # narrow refinement passes (a third changes nothing measurable)
         self._bg_bgr = cv2.resize(profile.background, (self.W, self.H), interpolation=cv2.INTER_LINEAR)
-        self._bg: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._bg: dict[int, np.ndarray] = {}  # per input mode: the kernels' packed background (_kernels.BG_SCALE)
+        self._bg_planes: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._refs(profile)
         # scratch (allocated once; the per-frame path reuses it)
         self._w_cls = np.zeros((MAX_WIN, MAX_WIN), np.float32)
@@ -343,24 +344,26 @@ class Tracker:
         # (1456x1088: 5.4 px); coarser footage reads wide pin windows at full resolution
         self._pin_sparse_ok = t.pin_base_diameter / self.mm_px >= 4.0
 
-    def _background(self, mode: int, frame: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Background planes in the input's representation (built on first use of a mode)."""
+    def _background(self, mode: int, frame: Frame) -> np.ndarray:
+        """The background in the input's representation, packed for the kernels (built on first use of a mode)."""
         if mode in self._bg:
             return self._bg[mode]
         bgy, bgu, bgv = bgr_to_yuv_planes(self._bg_bgr)
         if mode == K.MODE_YUV:
+            packed = K.pack_background(bgy, bgu, bgv)
             # a YUV source has its own range and matrix (video: limited range; the Pi: full):
             # fit gain and offset per channel robustly on a sparse grid of the first frame
             fr = np.zeros((60000, 3))
             bg = np.zeros((60000, 3))
-            n = K.sample_pairs(mode, self._empty3, frame.y, frame.uv, bgy, bgu, bgv, 6, self.prm, fr, bg)
+            n = K.sample_pairs(mode, self._empty3, frame.y, frame.uv, packed, 6, self.prm, fr, bg)
             fr, bg = fr[:n], bg[:n]
             planes = [bgy, bgu, bgv]
             for c in range(3):
                 a, b = _robust_line(bg[:, c], fr[:, c])
                 planes[c] = np.ascontiguousarray((a * planes[c] + b).astype(np.float32))
             bgy, bgu, bgv = planes
-        self._bg[mode] = (bgy, bgu, bgv)
+        self._bg_planes[mode] = (bgy, bgu, bgv)
+        self._bg[mode] = K.pack_background(bgy, bgu, bgv)
         return self._bg[mode]
 
     def _measure_chroma_siting(self, frame: Frame) -> tuple[float, float] | None:
@@ -372,7 +375,7 @@ class Tracker:
         Sources differ (a Pi ISP, an H.264 decoder, OpenCV's I420), and half a pixel is
         a millimetre at 1456x1088.
         """
-        bgy, bgu, bgv = self._bg[K.MODE_YUV]
+        bgy, bgu, bgv = self._bg_planes[K.MODE_YUV]
         offs = []
         for b in self.balls[1:]:
             if not b.found:
@@ -541,7 +544,7 @@ class Tracker:
         The colour-class map is sampled every 2nd pixel when the gate is wide (the disk
         of a ball still covers dozens of cells); the refinement reads full resolution.
         """
-        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        mode, bgr, yp, uvp, bg = self._ctx
         ux, uy, hl = self._streak(b)
         r = b.radius
         x0, y0, w, h = self._window(cx, cy, gate + r + hl + 4.0)
@@ -550,7 +553,7 @@ class Tracker:
         step = 3 if gate > 20.0 else 2 if gate > 4.0 else 1
         gw, gh = (w + step - 1) // step, (h + step - 1) // step
         nm = self._window_masks(x0, y0, w, h)
-        K.class_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, gh, gw, step, self.refs[b.index], self.prm,
+        K.class_grid(mode, bgr, yp, uvp, bg, y0, x0, gh, gw, step, self.refs[b.index], self.prm,
                      self._wmasks, nm, self._w_cls)
         # the disk search uses a slightly smaller disk than the ball (edges, streaks)
         n = K.disk_scores(self._w_cls, gh, gw, max((r - 1.0) / step, 1.5), (cx - x0) / step, (cy - y0) / step,
@@ -567,12 +570,12 @@ class Tracker:
 
         With ``ref`` (a colour reference) the colour-class fill of the refined capsule is kept
         in ``self._cls_fill``."""
-        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        mode, bgr, yp, uvp, bg = self._ctx
         x0, y0, w, h = self._window(x, y, r + hl + 4.5)  # the wide pass reaches r + 2.5 (+ the start's error)
         if w < 3 or h < 3:
             return None
         nm = self._window_masks(x0, y0, w, h)
-        self._cls_fill = K.refine_ball(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._wmasks, nm,
+        self._cls_fill = K.refine_ball(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, nm,
                                        self._rowbits, self._w_fg, x - x0, y - y0, ux, uy, hl, r, n_wide, self.n_narrow,
                                        self.pad_narrow, self._no_ref if ref is None else ref, self._refine)
         res = self._refine
@@ -761,12 +764,12 @@ class Tracker:
                 self._lost(b)
 
     def _probe(self, b: _Ball) -> np.ndarray:
-        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        mode, bgr, yp, uvp, bg = self._ctx
         x, y = b.anchor.tolist()
         rho = b.radius + 1.5
         nm = K.select_masks(self._masks, self._n_masks, int(x - rho), int(y - rho), int(2 * rho + 2), int(2 * rho + 2),
                             self._wmasks)
-        K.rest_probe(mode, bgr, yp, uvp, bgy, bgu, bgv, x, y, rho, 2, self.prm, self._wmasks, nm, self._probe_out)
+        K.rest_probe(mode, bgr, yp, uvp, bg, x, y, rho, 2, self.prm, self._wmasks, nm, self._probe_out)
         return self._probe_out
 
     def _still_at_rest(self, b: _Ball, gate: float) -> bool:
@@ -919,20 +922,20 @@ class Tracker:
         return abs(mx) <= t.half_length + 3.0 and abs(my) <= t.half_width + 3.0
 
     def _cloth_visible(self, b: _Ball) -> bool:
-        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        mode, bgr, yp, uvp, bg = self._ctx
         x, y = b.pos
         x0, y0, w, h = self._window(x, y, b.radius + 2.0)
         if w == 0 or h == 0:
             return False
-        K.fg_window(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._wmasks, 0, self._w_fg)
+        K.fg_window(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, 0, self._w_fg)
         return float(self._w_fg[:h, :w].mean()) < 0.15
 
     # ---- coarse search ------------------------------------------------------------------------------
     def _coarse(self, lost: list[_Ball]) -> None:
-        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        mode, bgr, yp, uvp, bg = self._ctx
         self._frames_since_coarse = 0
         self.coarse_runs += 1
-        K.coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, COARSE_STRIDE, self.c_y0, self.c_x0, self.c_gh, self.c_gw,
+        K.coarse_grid(mode, bgr, yp, uvp, bg, COARSE_STRIDE, self.c_y0, self.c_x0, self.c_gh, self.c_gw,
                       self.c_region, self.ref_white, self.ref_cue, self.prm, self.c_fg, self.c_white, self.c_cue)
         nc = K.label_grid(self.c_fg, self.c_white, self.c_cue, self.c_gh, self.c_gw, 0.5, self.c_labels,
                           self.c_stack, self.c_stats, MAX_COMP)
@@ -1009,9 +1012,9 @@ class Tracker:
 
     # ---- pins ---------------------------------------------------------------------------------------
     def _pin_window_weights(self, x0: int, y0: int, w: int, h: int) -> None:
-        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        mode, bgr, yp, uvp, bg = self._ctx
         nm = self._window_masks(x0, y0, w, h)
-        K.pin_weights(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._wmasks, nm,
+        K.pin_weights(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, nm,
                       self._w_fg, self._w_band, self._w_u, self._w_v)
 
     def _track_pins(self) -> None:
@@ -1046,9 +1049,9 @@ class Tracker:
             self._n_masks = n_ball_masks
             half = max(p.half_extent, 2.2 * self.pin_stand_r_px[k]) + 3.0
             x0, y0, w, h = self._window(p.cx, p.cy, half)
-            mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+            mode, bgr, yp, uvp, bg = self._ctx
             nm = self._window_masks(x0, y0, w, h)
-            npix = K.pin_blob_at(mode, bgr, yp, uvp, bgy, bgu, bgv, y0, x0, h, w, self.prm, self._wmasks, nm,
+            npix = K.pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, nm,
                                  self._rowbits, self._w_fg, self._w_band, self._w_u, self._w_v, p.cx - x0, p.cy - y0,
                                  0.6 * self.pin_stand_r_px[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
             if npix == 0 or not self._pin_like(self._blob, k):
@@ -1117,9 +1120,9 @@ class Tracker:
         if w * h <= PIN_SPARSE_AREA or not self._pin_sparse_ok:
             self._collect_pin_blobs_in(blobs, x0, y0, w, h, k, anywhere)
             return
-        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        mode, bgr, yp, uvp, bg = self._ctx
         gh, gw = (h + 1) // 2, (w + 1) // 2
-        K.coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, 2, y0, x0, gh, gw, self._g_region, self.ref_white,
+        K.coarse_grid(mode, bgr, yp, uvp, bg, 2, y0, x0, gh, gw, self._g_region, self.ref_white,
                       self.ref_cue, self.prm, self._g_fg, self._g_white, self._g_cue)
         nc = K.label_grid(self._g_fg, self._g_white, self._g_cue, gh, gw, 0.35, self._g_labels, self._stack,
                           self._g_stats, MAX_COMP)
@@ -1180,11 +1183,11 @@ class Tracker:
 
         A sparse grid (every 5th pixel of every 5th row at 1456x1088) over the cloth,
         labelled; components near a found ball or a confirmed pin are that object."""
-        mode, bgr, yp, uvp, (bgy, bgu, bgv) = self._ctx
+        mode, bgr, yp, uvp, bg = self._ctx
         self._frames_since_pin_coarse = 0
         self.pin_coarse_runs += 1
         s = self.pin_coarse_stride
-        K.coarse_grid(mode, bgr, yp, uvp, bgy, bgu, bgv, s, self.pc_y0, self.pc_x0, self.pc_gh, self.pc_gw,
+        K.coarse_grid(mode, bgr, yp, uvp, bg, s, self.pc_y0, self.pc_x0, self.pc_gh, self.pc_gw,
                       self.pc_region, self.ref_white, self.ref_cue, self.prm, self.pc_fg, self.pc_white, self.pc_cue)
         nc = K.label_grid(self.pc_fg, self.pc_white, self.pc_cue, self.pc_gh, self.pc_gw, 0.35, self.pc_labels,
                           self.pc_stack, self.c_stats, MAX_COMP)
