@@ -54,7 +54,7 @@ PIN_SPARSE_AREA = 3600  # pin windows larger than this (px) are first sampled ev
 MAX_WIN = 256  # largest window side (pixels)
 MAX_COMP = 256
 MAX_MASKS = 64
-REST_REFRESH = 8  # a resting ball is fully re-measured at least every this many frames
+REST_REFRESH = 12  # a resting ball is fully re-measured at least every this many frames
 # a rolling ball refined straight at its prediction is taken when it lands this near (px) and
 # its blob has this much of the ball's colour (class fill; a ball's own is ~0.8, see _at_prediction)
 FAST_TOL = 1.5
@@ -1223,8 +1223,9 @@ class Tracker:
             sites = []
             px, py = p.cx + p.vx, p.cy + p.vy
             gate = self._pin_gate(p)
-            if not (p.missing > 12 and (self._frame_count + k) % 6 and not self._pin_reachable(p)):
-                sites.append((px, py, gate))  # long absent: looked for there in turn
+            turn = 6 if p.missing <= PIN_COARSE_LATE_AFTER else 12
+            if not (p.missing > 12 and (self._frame_count + k) % turn and not self._pin_reachable(p)):
+                sites.append((px, py, gate))  # long absent: looked for there in turn (rarer after a second)
             if p.missing >= 3 and still:  # pins are put back by hand while the balls are still
                 sx, sy = self.pin_spot_px[k]
                 if not sites or math.hypot(sx - px, sy - py) > 0.5 * gate:
