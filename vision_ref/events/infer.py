@@ -730,7 +730,10 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
             ts = np.linspace(c.t, c.t + 2 * sh.dt, 24)
             depth = min(float(np.hypot(*(fa.pos(x) - fb.pos(x)))) - 2 * sh.R for x in ts)
             sd = math.sqrt(fa.var(c.t + sh.dt) + fb.var(c.t + sh.dt))
-            c.detail["graze"] = depth > -(2.0 * sd + 1.5)
+            # the graze test looks as far ahead at any frame rate (1/30 s)
+            ts_g = np.linspace(c.t, c.t + max(2 * sh.dt, 1.0 / 30.0), 24)
+            depth_g = min(float(np.hypot(*(fa.pos(x) - fb.pos(x)))) - 2 * sh.R for x in ts_g)
+            c.detail["graze"] = depth_g > -(2.0 * sd + 1.5)
             if not kinked:
                 kinked = depth < -(3.0 * sd + 1.0)
         if not kinked and not _end_touching(sh, a, b, c.t):
