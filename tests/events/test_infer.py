@@ -437,3 +437,19 @@ def test_points_to_check_name_grazes_hidden_pins_and_pins_in_one_place():
     assert "cue and white1 barely met" in pts[0]
     assert pts[1].startswith("pin head hidden by white2") and "check whether it stands" in pts[1]
     assert "pins foot and right were tracked to one place" in pts[2]
+
+
+def test_a_one_frame_flicker_of_a_pin_knocked_later_is_no_doubt(pin_shot):
+    """Called moving for a frame with nothing near, then standing in its place again:
+    a flicker, even though the pin is knocked later (so it is not standing at the end)."""
+    from vision_ref.messages import PinState
+
+    rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    tr = tracks.pins["head"]
+    k = window.strike_row + 2
+    assert int(tr.state[k]) == int(PinState.STANDING)
+    tr.state[k] = int(PinState.MOVING)
+    again = infer_shot(tracks, window, shooter="A")
+    assert [e["type"] for e in again["events"] if e.get("pin") == "head"] == \
+        [e["type"] for e in rec["events"] if e.get("pin") == "head"]
+    assert any("pin head reported moving at frame" in w for w in again["warnings"])

@@ -1333,7 +1333,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             warnings.append(f"pin {ep.pin} blurred by a ball beside it at frame {int(fi[ep.onset_row])}, "
                             "not seen to move: ignored")
             return
-        if not cands and ep.direction is None and _stays_up(sh, ep):
+        if not cands and ep.direction is None and (_stays_up(sh, ep) or _stands_again(sh, ep)):
             # reported moving, never displaced, standing at the end, nothing in reach:
             # a tracker's flicker, not a knock (reporting it would call a false F8)
             warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} without moving: ignored")
@@ -1463,6 +1463,19 @@ def _stays_up(sh: _Shot, ep: _Episode) -> bool:
     """The pin is standing again at the end of the window (and was standing before)."""
     st = sh.tracks.pins[ep.pin].state
     return int(st[ep.rest_rows[-1]]) == int(PinState.STANDING) and int(st[sh.r1]) == int(PinState.STANDING)
+
+
+def _stands_again(sh: _Shot, ep: _Episode) -> bool:
+    """A standing pin called moving for a frame or two, then standing in its place
+    again (a flicker; a pin that is knocked later in the shot fails ``_stays_up``)."""
+    tr = sh.tracks.pins[ep.pin]
+    if ep.geom[0] != "circle":
+        return False
+    ref = ep.geom[1]
+    for q in range(ep.onset_row + 1, min(ep.onset_row + 3, sh.r1) + 1):
+        if int(tr.state[q]) == int(PinState.STANDING):
+            return bool(np.all(np.isfinite(tr.xy[q]))) and float(np.hypot(*(tr.xy[q] - ref))) <= 8 * sh.sig + 2.0
+    return False
 
 
 def _pin_in_motion(sh: _Shot, pin: str, row: int) -> bool:
