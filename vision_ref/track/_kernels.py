@@ -347,6 +347,23 @@ def _capsule_core_span(j, cx, cy, ux, uy, hl, rad):
 
 
 @njit(cache=True, inline="always")
+def _capsule_rim_weight(dx, dy, ux, uy, hl, rho, r_in2, r_out2):
+    """Coverage (0..1) of the pixel at offset (dx, dy) by a capsule of half-length hl
+    along (ux, uy) and radius rho, with a one-pixel anti-aliased rim; 0 outside."""
+    t = dx * ux + dy * uy
+    if t > hl:
+        t = hl
+    elif t < -hl:
+        t = -hl
+    ex = dx - t * ux
+    ey = dy - t * uy
+    d2 = ex * ex + ey * ey
+    if d2 >= r_out2:
+        return 0.0
+    return 1.0 if d2 <= r_in2 else rho + 0.5 - math.sqrt(d2)
+
+
+@njit(cache=True, inline="always")
 def _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho, moments):
     """One weighted-centroid pass over the anti-aliased capsule: weight, first moments, area, and
     (``moments``) second moments.
@@ -388,17 +405,9 @@ def _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho, moments):
                 wa = wmap[j, i]
                 area += 1.0
             else:
-                t = dx * ux + dy * uy
-                if t > hl:
-                    t = hl
-                elif t < -hl:
-                    t = -hl
-                ex = dx - t * ux
-                ey = dy - t * uy
-                d2 = ex * ex + ey * ey
-                if d2 >= r_out2:
+                a = _capsule_rim_weight(dx, dy, ux, uy, hl, rho, r_in2, r_out2)
+                if a == 0.0:
                     continue
-                a = 1.0 if d2 <= r_in2 else rho + 0.5 - math.sqrt(d2)
                 area += a
                 wa = wmap[j, i] * a
             sw += wa
@@ -540,19 +549,9 @@ def refine_ball(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbi
         a0, a1 = _capsule_span(j, px, py, ux, uy, hl, rho + 0.5, i0, i1)
         for i in range(a0 + (a0 & 1), a1 + 1, 2):
             f = fg[j, i]
-            dx = i - px
-            dy = j - py
-            t = dx * ux + dy * uy
-            if t > hl:
-                t = hl
-            elif t < -hl:
-                t = -hl
-            ex = dx - t * ux
-            ey = dy - t * uy
-            d2 = ex * ex + ey * ey
-            if d2 >= r_out2:
+            a = _capsule_rim_weight(i - px, j - py, ux, uy, hl, rho, r_in2, r_out2)
+            if a == 0.0:
                 continue
-            a = 1.0 if d2 <= r_in2 else rho + 0.5 - math.sqrt(d2)
             sa += a
             if f > 0.0:
                 y, u, v = read_yuv(mode, bgr, yp, uvp, y0 + j, x0 + i, prm)
