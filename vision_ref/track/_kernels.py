@@ -347,6 +347,21 @@ def _capsule_core_span(j, cx, cy, ux, uy, hl, rad):
 
 
 @njit(cache=True, inline="always")
+def _store_refinement(out, cx, cy, sw, area, sxx, sxy, syy, r, hl):
+    """Write a capsule refinement's result row; returns the capsule core's area."""
+    out[R_CX] = cx
+    out[R_CY] = cy
+    out[R_SUMW] = sw
+    out[R_AREA] = area
+    out[R_SXX] = sxx
+    out[R_SXY] = sxy
+    out[R_SYY] = syy
+    core = math.pi * r * r + 4.0 * r * hl
+    out[R_FILL] = sw / core if core > 0 else 0.0
+    return core
+
+
+@njit(cache=True, inline="always")
 def _capsule_rim_weight(dx, dy, ux, uy, hl, rho, r_in2, r_out2):
     """Coverage (0..1) of the pixel at offset (dx, dy) by a capsule of half-length hl
     along (ux, uy) and radius rho, with a one-pixel anti-aliased rim; 0 outside."""
@@ -453,15 +468,7 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narr
             syy = syy / sw - my * my
         cx += mx
         cy += my
-    out[R_CX] = cx
-    out[R_CY] = cy
-    out[R_SUMW] = sw
-    out[R_AREA] = area
-    out[R_SXX] = sxx
-    out[R_SXY] = sxy
-    out[R_SYY] = syy
-    core = math.pi * r * r + 4.0 * r * hl
-    out[R_FILL] = sw / core if core > 0 else 0.0
+    core = _store_refinement(out, cx, cy, sw, area, sxx, sxy, syy, r, hl)
 
 
 @njit(cache=True)
@@ -524,15 +531,7 @@ def refine_ball(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbi
         py = cy
         cx += mx
         cy += my
-    out[R_CX] = cx
-    out[R_CY] = cy
-    out[R_SUMW] = sw
-    out[R_AREA] = area
-    out[R_SXX] = sxx
-    out[R_SXY] = sxy
-    out[R_SYY] = syy
-    core = math.pi * r * r + 4.0 * r * hl
-    out[R_FILL] = sw / core if core > 0 else 0.0
+    core = _store_refinement(out, cx, cy, sw, area, sxx, sxy, syy, r, hl)
     if ref.shape[0] < 3 or sw <= 1e-9 or core <= 0:
         return 0.0
     # colour over the last pass's capsule (about the centre that pass started from)
