@@ -347,6 +347,31 @@ def _capsule_core_span(j, cx, cy, ux, uy, hl, rad):
 
 
 @njit(cache=True, inline="always")
+def _capsule_box(cx, cy, rho, hl, h, w):
+    """Rows j0..j1 and columns i0..i1 of an (h, w) window that a capsule of radius rho
+    and half-length hl about (cx, cy) can touch (a pixel of margin for the rim)."""
+    ext = rho + hl + 1.0
+    j0 = max(int(math.floor(cy - ext)), 0)
+    j1 = min(int(math.ceil(cy + ext)), h - 1)
+    i0 = max(int(math.floor(cx - ext)), 0)
+    i1 = min(int(math.ceil(cx + ext)), w - 1)
+    return j0, j1, i0, i1
+
+
+@njit(cache=True, inline="always")
+def _centroid_step(sw, sx, sy, sxx, sxy, syy, last):
+    """A pass's shift of the centre (weighted mean offset); the last pass also turns its
+    second moments into the covariance about the new centre."""
+    mx = sx / sw
+    my = sy / sw
+    if last:
+        sxx = sxx / sw - mx * mx
+        sxy = sxy / sw - mx * my
+        syy = syy / sw - my * my
+    return mx, my, sxx, sxy, syy
+
+
+@njit(cache=True, inline="always")
 def _store_refinement(out, cx, cy, sw, area, sxx, sxy, syy, r, hl):
     """Write a capsule refinement's result row; returns the capsule core's area."""
     out[R_CX] = cx
@@ -388,11 +413,7 @@ def _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho, moments):
     distance and the anti-aliasing."""
     r_out2 = (rho + 0.5) * (rho + 0.5)
     r_in2 = (rho - 0.5) * (rho - 0.5)
-    ext = rho + hl + 1.0
-    j0 = max(int(math.floor(cy - ext)), 0)
-    j1 = min(int(math.ceil(cy + ext)), h - 1)
-    i0 = max(int(math.floor(cx - ext)), 0)
-    i1 = min(int(math.ceil(cx + ext)), w - 1)
+    j0, j1, i0, i1 = _capsule_box(cx, cy, rho, hl, h, w)
     sw = 0.0
     sx = 0.0
     sy = 0.0
@@ -460,15 +481,10 @@ def refine_capsule(wmap, h, w, cx, cy, ux, uy, hl, r, n_wide, n_narrow, pad_narr
         sw, sx, sy, area, sxx, sxy, syy = _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho, it == total - 1)
         if sw <= 1e-9:
             break
-        mx = sx / sw
-        my = sy / sw
-        if it == total - 1:  # the last pass also measures (covariance about the new centre)
-            sxx = sxx / sw - mx * mx
-            sxy = sxy / sw - mx * my
-            syy = syy / sw - my * my
+        mx, my, sxx, sxy, syy = _centroid_step(sw, sx, sy, sxx, sxy, syy, it == total - 1)
         cx += mx
         cy += my
-    core = _store_refinement(out, cx, cy, sw, area, sxx, sxy, syy, r, hl)
+    _store_refinement(out, cx, cy, sw, area, sxx, sxy, syy, r, hl)
 
 
 @njit(cache=True)
@@ -500,11 +516,7 @@ def refine_ball(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbi
         rho = r + 2.0 if it < n_wide else r + pad_narrow
         # the foreground of the pixels this pass reads that are not known yet (< 0); written out
         # here, not in a helper: numba's calls of helpers taking the frame arrays cost ~50 ns a pixel
-        ext = rho + hl + 1.0
-        j0 = max(int(math.floor(cy - ext)), 0)
-        j1 = min(int(math.ceil(cy + ext)), h - 1)
-        i0 = max(int(math.floor(cx - ext)), 0)
-        i1 = min(int(math.ceil(cx + ext)), w - 1)
+        j0, j1, i0, i1 = _capsule_box(cx, cy, rho, hl, h, w)
         for j in range(j0, j1 + 1):
             a0, a1 = _capsule_span(j, cx, cy, ux, uy, hl, rho + 0.5, i0, i1)
             bits = rowbits[j]
@@ -521,12 +533,7 @@ def refine_ball(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbi
         sw, sx, sy, area, sxx, sxy, syy = _capsule_pass(fg, h, w, cx, cy, ux, uy, hl, rho, it == total - 1)
         if sw <= 1e-9:
             break
-        mx = sx / sw
-        my = sy / sw
-        if it == total - 1:
-            sxx = sxx / sw - mx * mx
-            sxy = sxy / sw - mx * my
-            syy = syy / sw - my * my
+        mx, my, sxx, sxy, syy = _centroid_step(sw, sx, sy, sxx, sxy, syy, it == total - 1)
         px = cx
         py = cy
         cx += mx
@@ -537,11 +544,7 @@ def refine_ball(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbi
     # colour over the last pass's capsule (about the centre that pass started from)
     r_out2 = (rho + 0.5) * (rho + 0.5)
     r_in2 = (rho - 0.5) * (rho - 0.5)
-    ext = rho + hl + 1.0
-    j0 = max(int(math.floor(py - ext)), 0)
-    j1 = min(int(math.ceil(py + ext)), h - 1)
-    i0 = max(int(math.floor(px - ext)), 0)
-    i1 = min(int(math.ceil(px + ext)), w - 1)
+    j0, j1, i0, i1 = _capsule_box(px, py, rho, hl, h, w)
     sc = 0.0
     sa = 0.0
     for j in range(j0 + (j0 & 1), j1 + 1, 2):  # every 2nd pixel of every 2nd row: a check, not a measurement
