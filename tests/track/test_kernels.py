@@ -234,6 +234,14 @@ EMPTY2 = np.zeros((1, 1), np.uint8)
 EMPTY_UV = np.zeros((1, 1, 2), np.uint8)
 
 
+def frame_args(fr, mode):
+    """The kernels' (bgr, y plane, uv plane) arguments for a BGR scene in ``mode``."""
+    if mode == K.MODE_BGR:
+        return fr, EMPTY2, EMPTY_UV
+    yp, uvp = to_nv12(fr)
+    return EMPTY3, yp, uvp
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("mode", [K.MODE_BGR, K.MODE_YUV])
 def test_ball_weights_matches_twin(seed, mode):
@@ -241,8 +249,7 @@ def test_ball_weights_matches_twin(seed, mode):
     prm = PRM.copy()
     prm[K.P_CHROMA_OX], prm[K.P_CHROMA_OY] = (0.5, 0.5) if seed == 0 else rng.uniform(-0.5, 1.0, 2)
     prm[K.P_CHROMA_NEAREST] = 1.0 if seed == 2 else 0.0
-    yp, uvp = to_nv12(fr)
-    args = (fr, EMPTY2, EMPTY_UV) if mode == K.MODE_BGR else (EMPTY3, yp, uvp)
+    args = frame_args(fr, mode)
     ref = np.array([200.0, 126.0, 130.0]) if seed % 2 == 0 else np.array([79.0, 100.0, 211.0])
     masks = np.array([[20.0, 20.0, 4.0], [0.0, 0.0, 0.0]])
     y0, x0, h, w = 3, 5, 40, 50
@@ -442,8 +449,7 @@ def test_sample_pairs_and_grid_lookups_match_twin():
 @pytest.mark.parametrize("mode", [K.MODE_BGR, K.MODE_YUV])
 def test_class_grid_fg_window_and_rest_probe_match_twin(seed, mode):
     fr, by, bu, bv, rng = scene(seed)
-    yp, uvp = to_nv12(fr)
-    args = (fr, EMPTY2, EMPTY_UV) if mode == K.MODE_BGR else (EMPTY3, yp, uvp)
+    args = frame_args(fr, mode)
     prm = PRM.copy()
     prm[K.P_CHROMA_OX], prm[K.P_CHROMA_OY] = rng.uniform(-0.5, 1.0, 2)
     ref = np.array([200.0, 126.0, 130.0])
@@ -492,8 +498,7 @@ def test_refine_ball_matches_fg_window_then_refine_twin(seed, mode):
     # the fused kernel computes the foreground only where a pass reads it: the same result
     # as the twins of fg_window (per-pixel weights, masks) and refine_capsule on the window
     fr, by, bu, bv, rng = scene(seed)
-    yp, uvp = to_nv12(fr)
-    args = (fr, EMPTY2, EMPTY_UV) if mode == K.MODE_BGR else (EMPTY3, yp, uvp)
+    args = frame_args(fr, mode)
     prm = PRM.copy()
     prm[K.P_CHROMA_OX], prm[K.P_CHROMA_OY] = rng.uniform(-0.5, 1.0, 2)
     ref = np.array([200.0, 126.0, 130.0])
@@ -543,8 +548,7 @@ def test_refine_ball_matches_fg_window_then_refine_twin(seed, mode):
 @pytest.mark.parametrize("mode", [K.MODE_BGR, K.MODE_YUV])
 def test_pin_blob_at_matches_pin_weights_then_blob_at(seed, mode):
     fr, by, bu, bv, rng = scene(seed)
-    yp, uvp = to_nv12(fr)
-    args = (fr, EMPTY2, EMPTY_UV) if mode == K.MODE_BGR else (EMPTY3, yp, uvp)
+    args = frame_args(fr, mode)
     prm = PRM.copy()
     h, w, y0, x0 = 40, 56, 4, 4
     masks = np.array([[rng.uniform(10, 50), rng.uniform(10, 38), 3.0], [0.0, 0.0, 0.0]])
