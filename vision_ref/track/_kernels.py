@@ -684,6 +684,22 @@ def flood_blob(fg, band, nu, nv, h, w, thresh, j0, i0, labels, stack, out):
     return npix
 
 
+@njit(cache=True, inline="always")
+def _seed_box(sx, sy, search_r, h, w):
+    """Rows j0..j1-1 and columns i0..i1-1 of an (h, w) window within search_r of (sx, sy)."""
+    j0 = max(int(sy - search_r), 0)
+    j1 = min(int(sy + search_r) + 1, h)
+    i0 = max(int(sx - search_r), 0)
+    i1 = min(int(sx + search_r) + 1, w)
+    return j0, j1, i0, i1
+
+
+@njit(cache=True, inline="always")
+def _seed_score(f, d2, r2):
+    """A seed candidate's strength, discounted with distance so the nearest of equals wins."""
+    return f * (1.0 - 0.5 * d2 / (r2 + 1.0))
+
+
 @njit(cache=True)
 def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out):
     """Moments of the 8-connected blob (fg >= thresh) holding the strongest pixel within search_r of (sx, sy).
@@ -700,17 +716,14 @@ def blob_at(fg, band, nu, nv, h, w, sx, sy, search_r, thresh, labels, stack, out
     bx = -1
     by = -1
     r2 = search_r * search_r
-    j0 = max(int(sy - search_r), 0)
-    j1 = min(int(sy + search_r) + 1, h)
-    i0 = max(int(sx - search_r), 0)
-    i1 = min(int(sx + search_r) + 1, w)
+    j0, j1, i0, i1 = _seed_box(sx, sy, search_r, h, w)
     for j in range(j0, j1):
         for i in range(i0, i1):
             dx = i - sx
             dy = j - sy
             d2 = dx * dx + dy * dy
             if d2 <= r2 and fg[j, i] >= thresh:
-                s = fg[j, i] * (1.0 - 0.5 * d2 / (r2 + 1.0))
+                s = _seed_score(fg[j, i], d2, r2)
                 if s > best:
                     best = s
                     bx = i
@@ -744,10 +757,7 @@ def pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbi
     bx = -1
     by = -1
     r2 = search_r * search_r
-    j0 = max(int(sy - search_r), 0)
-    j1 = min(int(sy + search_r) + 1, h)
-    i0 = max(int(sx - search_r), 0)
-    i1 = min(int(sx + search_r) + 1, w)
+    j0, j1, i0, i1 = _seed_box(sx, sy, search_r, h, w)
     for j in range(j0, j1):
         bits = rowbits[j]
         yy = y0 + j
@@ -769,7 +779,7 @@ def pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbi
                     fg[j, i], band[j, i], nu[j, i], nv[j, i] = _pin_values(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT,
                                                                            bg[yy, xx, 2] * BG_UNIT, prm)
             if fg[j, i] >= thresh:
-                s = fg[j, i] * (1.0 - 0.5 * d2 / (r2 + 1.0))
+                s = _seed_score(fg[j, i], d2, r2)
                 if s > best:
                     best = s
                     bx = i
