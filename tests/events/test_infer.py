@@ -408,6 +408,7 @@ def test_a_knocked_pin_never_seen_again_is_down_unless_a_ball_hides_it(pin_shot)
     gone = infer_shot(tracks, window, shooter="A")
     assert gone["after"]["pins"]["head"]["state"] == "down"
     assert any("pin head was knocked and not seen again" in w for w in gone["warnings"])
+    assert "pin head was knocked and not seen again: check that it fell" in gone["review"]
     assert hit["by"] == "cue"
     last_seen = tr.xy[k - 1].copy()
     w2 = tracks.balls["white2"]
@@ -416,6 +417,7 @@ def test_a_knocked_pin_never_seen_again_is_down_unless_a_ball_hides_it(pin_shot)
     hidden = infer_shot(tracks, window, shooter="A")
     assert hidden["after"]["pins"]["head"]["state"] == "standing"
     assert any("pin head hidden by white2" in w for w in hidden["warnings"])
+    assert "pin head hidden by white2 resting beside it at the end: check whether it stands" in hidden["review"]
 
 
 def test_points_to_check_name_grazes_hidden_pins_and_pins_in_one_place():
@@ -427,12 +429,12 @@ def test_points_to_check_name_grazes_hidden_pins_and_pins_in_one_place():
     rec = {"events": [{"t": 0.0, "type": "strike", "ball": "cue", "confidence": 1.0},
                       {"t": 0.4, "type": "ball_ball", "a": "cue", "b": "white1", "confidence": 0.9}],
            "warnings": [], "after": {"pins": copy.deepcopy(pins)}}
-    assert _review_points(rec, window) == []
+    assert _review_points(rec, window, []) == []
     rec["events"][1]["graze"] = True
-    rec["warnings"] = ["pin head hidden by white2 resting beside it at the end: its last seen state is used"]
+    hidden = "pin head hidden by white2 resting beside it at the end: check whether it stands"
     rec["after"]["pins"]["foot"] = {"at": [30.0, -300.0], "state": "down"}
     rec["after"]["pins"]["right"] = {"at": [32.0, -296.0], "state": "down"}
-    pts = _review_points(rec, window)
+    pts = _review_points(rec, window, [hidden])
     assert len(pts) == 3
     assert "cue and white1 barely met" in pts[0]
     assert pts[1].startswith("pin head hidden by white2") and "check whether it stands" in pts[1]

@@ -43,6 +43,7 @@ from vision_ref.rules.record import SHOT_FORMAT, validate_shot
 from vision_ref.rules.table import BALL_IDS, CUSHION_IDS, DEFAULT_TABLE, PIN_IDS, TableSpec
 
 _ON_CLOTH = (int(BallState.AT_REST), int(BallState.MOVING))
+_PIN_LYING = (int(PinState.DOWN), int(PinState.RAIL_DOWN))
 _PIN_RECORD_STATE = {
     int(PinState.STANDING): "standing",
     int(PinState.DOWN): "down",
@@ -234,6 +235,8 @@ class _Shot:
                         st[q] in (int(BallState.OFF_TABLE), int(BallState.UNKNOWN)) for q in range(r, self.r1 + 1)):
                     self.off_row[b] = r
                     break
+        self.in_play = [b for b in BALL_IDS if b not in self.off_row]  # balls still on the table
+        self.clear_mm = 8 * self.sig + 2.0  # a pin this far off its place has surely moved
         self.pin_rest = {}
 
     # ---- fits
@@ -488,6 +491,7 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
     named = {e["pin"] for e in events if e["type"] in ("pin_hit", "doubt")}
     end_rows = np.arange(max(window.end_row - settle + 1, window.strike_row), window.end_row + 1)
     unseen = (int(PinState.ABSENT), int(PinState.UNKNOWN))
+    to_check: list[str] = []  # points for the referee (``_review_points``)
     for p in named:
         tr = tracks.pins[p]
         if after["pins"][p]["state"] == "standing" and all(int(x) in unseen for x in tr.state[end_rows]):
@@ -495,23 +499,23 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             # it lies); it is not standing, whatever the last state seen before the knock
             seen = np.nonzero(np.all(np.isfinite(tr.xy[window.strike_row:window.end_row + 1]), axis=1))[0]
             xy = tr.xy[window.strike_row + seen[-1]] if len(seen) else np.array(after["pins"][p]["at"])
-            blur_mm = sh.R + 0.5 * table.pin_height_of(p) + 15.0
             hiding = [b for b, at in after["balls"].items()
-                      if at is not None and math.hypot(at[0] - xy[0], at[1] - xy[1]) <= blur_mm]
+                      if at is not None and math.hypot(at[0] - xy[0], at[1] - xy[1]) <= _blur_reach(sh, p)]
             if hiding:
                 warnings.append(f"pin {p} hidden by {hiding[0]} resting beside it at the end: its last seen state is used")
+                to_check.append(f"pin {p} hidden by {hiding[0]} resting beside it at the end: check whether it stands")
                 continue
             after["pins"][p] = {"at": [round(float(xy[0]), 2), round(float(xy[1]), 2)], "state": "down"}
             warnings.append(f"pin {p} was knocked and not seen again: counted down (off the table or hidden)")
+            to_check.append(f"pin {p} was knocked and not seen again: check that it fell")
     for p in PIN_IDS:
         if after["pins"][p]["state"] in ("down", "rail_down") and before["pins"][p]["state"] not in (
                 "down", "rail_down", "leaning") and p not in named:
-            moving_balls = [b for b in BALL_IDS if b not in sh.off_row]
-            events.append({"t": events[-1]["t"], "type": "doubt", "pin": p, "candidates": moving_balls,
+            events.append({"t": events[-1]["t"], "type": "doubt", "pin": p, "candidates": list(sh.in_play),
                            "confidence": 0.0, "reason": "pin found down with no observed knock"})
             warnings.append(f"pin {p} found down but its knock was not observed")
     events.sort(key=lambda e: (e["t"], 0 if e["type"] == "strike" else 1))
-    _doubt_rootless_knocks(events, [b for b in BALL_IDS if b not in sh.off_row], warnings, sh.dt)
+    _doubt_rootless_knocks(events, sh.in_play, warnings, sh.dt)
 
     record = {
         "format": SHOT_FORMAT,
@@ -529,25 +533,22 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
         "fps": float(tracks.fps),
         "warnings": warnings,
     }
-    record["review"] = _review_points(record, window)
+    record["review"] = _review_points(record, window, to_check)
     validate_shot(record, table=table)
     return record
 
 
-def _review_points(record: dict, window: ShotWindow) -> list[str]:
+def _review_points(record: dict, window: ShotWindow, pin_points: list[str]) -> list[str]:
     """What a referee should check on the video before signing the call: facts the
     call hangs on that the tracks leave open but that are not a pin in doubt (F8,
-    already a doubt event). Plain sentences; empty when nothing is open."""
+    already a doubt event). Plain sentences; empty when nothing is open.
+    ``pin_points``: what the end-of-shot pin states raised (a pin hidden or gone)."""
     out: list[str] = []
     for e in record["events"]:
         if e["type"] == "ball_ball" and e.get("graze"):
             out.append(f"{e['a']} and {e['b']} barely met at {e['t']:.2f} s (a graze within the tracking error): "
                        "check that they touched")
-    for w in record["warnings"]:
-        if " hidden by " in w and "at the end" in w:
-            out.append(w.split(":")[0] + ": check whether it stands")
-        elif "was knocked and not seen again" in w:
-            out.append(w.split(":")[0] + ": check that it fell")
+    out += pin_points
     if not window.complete:
         out.append("the video ends before the table came to rest: check the end of the shot")
     pins = record["after"]["pins"]
@@ -727,12 +728,16 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
         if fa is not None and fb is not None:
             # how far the paths from before would run the balls into each other: a
             # collision goes deep, a graze barely (it may be a near miss in truth)
-            ts = np.linspace(c.t, c.t + 2 * sh.dt, 24)
-            depth = min(float(np.hypot(*(fa.pos(x) - fb.pos(x)))) - 2 * sh.R for x in ts)
+            def depth_within(span: float) -> float:
+                return min(float(np.hypot(*(fa.pos(x) - fb.pos(x)))) - 2 * sh.R
+                           for x in np.linspace(c.t, c.t + span, 24))
+
+            depth = depth_within(2 * sh.dt)
             sd = math.sqrt(fa.var(c.t + sh.dt) + fb.var(c.t + sh.dt))
-            # the graze test looks as far ahead at any frame rate (1/30 s)
-            ts_g = np.linspace(c.t, c.t + max(2 * sh.dt, 1.0 / 30.0), 24)
-            depth_g = min(float(np.hypot(*(fa.pos(x) - fb.pos(x)))) - 2 * sh.R for x in ts_g)
+            # the graze test looks as far ahead at any frame rate (1/30 s; at 60 fps and
+            # below that is the same span)
+            graze_span = max(2 * sh.dt, 1.0 / 30.0)
+            depth_g = depth if graze_span == 2 * sh.dt else depth_within(graze_span)
             c.detail["graze"] = depth_g > -(2.0 * sd + 1.5)
             if not kinked:
                 kinked = depth < -(3.0 * sd + 1.0)
@@ -955,7 +960,7 @@ def _pin_geometry(sh: _Shot, pin: str, rows: np.ndarray):
     if pos is None:
         return None
     st = int(tr.state[rows[-1]])
-    if st in (int(PinState.DOWN), int(PinState.RAIL_DOWN)) and tr.angle is not None:
+    if st in _PIN_LYING and tr.angle is not None:
         ang = tr.angle[rows]
         ang = ang[np.isfinite(ang)]
         if len(ang):
@@ -1023,13 +1028,19 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
                         continue
                     dvec = tr.xy[q] - ref
                     dist = float(np.hypot(*dvec))
-                    if dist > 8 * sh.sig + 2.0:
+                    if dist > sh.clear_mm:
                         direction = dvec / dist
                         dsig = math.hypot(2 * sh.sig / dist, sh.s.direction_sigma)
                         break
                 eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig, confirmed, sh.tm[r]))
     eps.sort(key=lambda e: e.t_hi)
     return eps
+
+
+def _blur_reach(sh: _Shot, pin: str) -> float:
+    """How near a ball's centre may come to a pin's place and still blur or hide the
+    pin's image (the pin leans towards the camera's far side by up to its height)."""
+    return sh.R + 0.5 * sh.table.pin_height_of(pin) + 15.0
 
 
 def _first_clear_motion_row(sh: _Shot, pin: str, r: int, geom) -> tuple[int, bool]:
@@ -1046,11 +1057,9 @@ def _first_clear_motion_row(sh: _Shot, pin: str, r: int, geom) -> tuple[int, boo
     """
     tr = sh.tracks.pins[pin]
     ref = geom[1] if geom[0] == "circle" else 0.5 * (geom[1] + geom[2])
-    clear_mm = 8 * sh.sig + 2.0
-    # a ball whose disc reaches the pin's image (the pin leans towards the camera's
-    # far side in the image by up to its height)
-    blur_mm = sh.R + 0.5 * sh.table.pin_height_of(pin) + 15.0
-    lying = (int(PinState.DOWN), int(PinState.RAIL_DOWN), int(PinState.LEANING))
+    clear_mm = sh.clear_mm
+    blur_mm = _blur_reach(sh, pin)
+    lying = _PIN_LYING + (int(PinState.LEANING),)
     last = min(sh.r1, r + int(round(0.25 / sh.dt)))
     # a ball's blob drags the measured base by a few mm; a toppling pin's centre moves
     # by a sixth of its height within a frame or two of the knock
@@ -1064,7 +1073,7 @@ def _first_clear_motion_row(sh: _Shot, pin: str, r: int, geom) -> tuple[int, boo
             return q, True
         if not near:
             # nothing to blur it: the tracker's call stands (or the pin is simply unseen)
-            return (r if q == r else q), True
+            return q, True
     return last, False
 
 
@@ -1318,8 +1327,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), False, ep.onset_row)
             roots[ep.pin] = []
             return
-        if not cands and int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) in (int(PinState.DOWN),
-                                                                                   int(PinState.RAIL_DOWN)):
+        if not cands and int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) in _PIN_LYING:
             # a lying pin shifting with nothing in reach: still sliding from its own knock,
             # or the tracker's two readings of a lying body; it is down either way, and
             # what it knocks next follows its earlier chain
@@ -1339,7 +1347,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} without moving: ignored")
             return
         if not cands:
-            movers = [b for b in BALL_IDS if b not in sh.off_row]
+            movers = list(sh.in_play)
             events.append({"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": movers, "confidence": 0.0,
                            "frames": frames, "reason": "no ball or pin in reach when it started to move",
                            "forced_doubt": True})
@@ -1415,7 +1423,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                 f"knocker not established at confidence {conf_needed}"
             if best_root is None and len(balls) <= 1:
                 # its knocker's chain is not known (a pin moving again unexplained): any ball
-                balls = [b for b in BALL_IDS if b not in sh.off_row]
+                balls = list(sh.in_play)
             ev = {"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": balls,
                   "confidence": root_p, "frames": frames, "reason": reason, **extra}
             if forced:
@@ -1474,7 +1482,7 @@ def _stands_again(sh: _Shot, ep: _Episode) -> bool:
     ref = ep.geom[1]
     for q in range(ep.onset_row + 1, min(ep.onset_row + 3, sh.r1) + 1):
         if int(tr.state[q]) == int(PinState.STANDING):
-            return bool(np.all(np.isfinite(tr.xy[q]))) and float(np.hypot(*(tr.xy[q] - ref))) <= 8 * sh.sig + 2.0
+            return bool(np.all(np.isfinite(tr.xy[q]))) and float(np.hypot(*(tr.xy[q] - ref))) <= sh.clear_mm
     return False
 
 
