@@ -52,23 +52,6 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-def call_of(decision: dict) -> tuple:
-    """What the referee announces: foul or not and under which rules (a rule once, as
-    F8 is one foul however many pins were in doubt), points, to whom, the pins that
-    count, who plays next, ball in hand."""
-    return (decision["foul"], tuple(sorted({f["rule"] for f in decision["fouls"]})), decision["points"],
-            decision["credited_to"], tuple(sorted(decision["pins_down"])), decision["next"],
-            json.dumps(decision["ball_in_hand"], sort_keys=True))
-
-
-def decide(record: dict) -> dict:
-    from vision_ref.rules import Match
-
-    rec = dict(record)
-    rec["shooter"] = "A"
-    return Match(["A", "B"]).play(rec)
-
-
 def compare_shot(pred: dict | None, truth: dict, shot) -> dict:
     """Scores of one shot: the pipeline's record against the truth record.
 
@@ -77,7 +60,7 @@ def compare_shot(pred: dict | None, truth: dict, shot) -> dict:
     the pin hits no camera can see (a pin touched again while still moving,
     ``onset_truth``); the call is compared with the decision on the full truth record.
     """
-    from vision_ref.events.compare import compare, onset_truth
+    from vision_ref.events.compare import call_of, compare, decide, onset_truth
 
     visible = onset_truth(truth, shot)
     out = {"order_exact": False, "dt": [], "pins": 0, "pins_attributed": 0, "pins_right": 0, "pins_doubted": 0,
@@ -85,7 +68,8 @@ def compare_shot(pred: dict | None, truth: dict, shot) -> dict:
     truth_call = call_of(decide(truth))
     out["pins"] = sum(1 for e in visible["events"] if e["type"] in ("pin_hit", "doubt"))
     if pred is None:
-        out["silent"] = True  # a missed shot is a wrong call nobody was warned about
+        # a missed shot is a wrong call nobody was warned about
+        out["silent"] = out["wrong_without_doubt"] = True
         return out
     c = compare(pred, visible)
     out["doubt"] = any(ev["type"] == "doubt" for ev in pred["events"])
@@ -190,20 +174,16 @@ def review_samples() -> list[str]:
     """The bundled sample videos (sample_videos/NAME.mp4 with NAME.truth.json), at their
     full size with the samples' calibration profile: shots found and the calls, shot by
     shot, against the truth (a shot record, or for demo_match a whole match file)."""
+    from vision_ref.events.compare import call_of, truth_calls
     from vision_ref.review.demo import find_profile
     from vision_ref.review.pipeline import review_video
-    from vision_ref.rules import Match
 
     lines = []
     for video in sorted((REPO / "sample_videos").glob("*.mp4")):
         truth_path = video.with_suffix("").with_suffix(".truth.json")
         if not truth_path.is_file():
             continue
-        rec = json.loads(truth_path.read_text())["record"]
-        if rec.get("format") == "vision-ref.match/1":
-            want = [call_of(d) for d in Match.from_match_file(rec).decisions]
-        else:
-            want = [call_of(decide(rec))]
+        want = truth_calls(json.loads(truth_path.read_text())["record"])
         profile = find_profile(video)
         with tempfile.TemporaryDirectory() as tmp:
             try:
@@ -274,7 +254,8 @@ def main(argv=None) -> int:
                 pred = records[0] if len(records) == 1 else None
                 row = compare_shot(pred, truth, shot)
                 if pred is None and (err or any("could not be reviewed" in n for n in res.notes)):
-                    row["silent"] = False  # the pipeline said it could not review the shot: flagged, not silent
+                    # the pipeline said it could not review the shot: flagged, not silent
+                    row["silent"] = row["wrong_without_doubt"] = False
                     row["flagged_unreviewed"] = True
                 row.update(name=name, fps=fps, frames=n_frames, video_s=n_frames / fps, decode_s=dec_s,
                            review_s=rev_s, shots_found=len(records), pipeline_error=err,
@@ -299,7 +280,7 @@ def main(argv=None) -> int:
     pins_doubted = sum(r["pins_doubted"] for r in rows)
     agree = sum(r["agree"] for r in rows)
     silent = sum(r["silent"] for r in rows)
-    no_doubt = sum(bool(r.get("wrong_without_doubt", r["silent"])) for r in rows)
+    no_doubt = sum(r["wrong_without_doubt"] for r in rows)
     checked = sum(bool(r.get("review")) for r in rows)
     rev = sum(r["review_s"] for r in rows)
     dec = sum(r["decode_s"] for r in rows)

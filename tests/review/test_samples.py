@@ -15,28 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from vision_ref.events.compare import call_of, truth_calls
 from vision_ref.review.demo import find_profile
 from vision_ref.review.pipeline import review_video
-from vision_ref.rules import Match
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_videos"
 METRICS = Path(__file__).with_name("metrics.json")
-
-
-def _call(decision: dict) -> tuple:
-    # as benchmarks/review.py: each rule once (F8 is one foul however many pins were in doubt)
-    return (decision["foul"], tuple(sorted({f["rule"] for f in decision["fouls"]})), decision["points"],
-            decision["credited_to"], tuple(sorted(decision["pins_down"])), decision["next"])
-
-
-def _truth_calls(truth_path: Path) -> list[tuple]:
-    rec = json.loads(truth_path.read_text())["record"]
-    if rec.get("format") == "vision-ref.match/1":
-        return [_call(d) for d in Match.from_match_file(rec).decisions]
-    rec = dict(rec)
-    rec["shooter"] = "A"
-    return [_call(Match(["A", "B"]).play(rec))]
 
 
 def _samples() -> list[Path]:
@@ -47,10 +32,10 @@ def _samples() -> list[Path]:
 def test_bundled_samples_calls_only_ratchet_up(tmp_path):
     got = {}
     for video in _samples():
-        want = _truth_calls(video.with_suffix("").with_suffix(".truth.json"))
+        want = truth_calls(json.loads(video.with_suffix("").with_suffix(".truth.json").read_text())["record"])
         res = review_video(video, tmp_path / video.stem, calibration=find_profile(video), annotated=False,
                            progress=False)
-        calls = [_call(d) for d in res.decisions]
+        calls = [call_of(d) for d in res.decisions]
         assert len(calls) == len(want), f"{video.stem}: {len(calls)} shots found, {len(want)} played"
         agree = 0
         for k, (a, b, rec) in enumerate(zip(calls, want, res.records)):

@@ -228,3 +228,32 @@ def onset_truth(truth: dict, shot, fps: float | None = None) -> dict:
     out["events"] = events
     out["hidden_hits"] = hidden
     return out
+
+
+def call_of(decision: dict) -> tuple:
+    """What the referee announces, as a comparable key: foul or not and under which
+    rules (a rule once, as F8 is one foul however many pins were in doubt), points, to
+    whom, the pins that count, who plays next, ball in hand."""
+    import json
+
+    return (decision["foul"], tuple(sorted({f["rule"] for f in decision["fouls"]})), decision["points"],
+            decision["credited_to"], tuple(sorted(decision["pins_down"])), decision["next"],
+            json.dumps(decision["ball_in_hand"], sort_keys=True))
+
+
+def decide(record: dict) -> dict:
+    """The adjudicator's decision on one shot record played as the first shot of a match."""
+    from vision_ref.rules import Match
+
+    rec = dict(record)
+    rec["shooter"] = "A"
+    return Match(["A", "B"]).play(rec)
+
+
+def truth_calls(truth_record: dict) -> list[tuple]:
+    """The calls (``call_of``) of a truth: a whole match file, or one shot record."""
+    from vision_ref.rules import Match
+
+    if truth_record.get("format") == "vision-ref.match/1":
+        return [call_of(d) for d in Match.from_match_file(truth_record).decisions]
+    return [call_of(decide(truth_record))]
