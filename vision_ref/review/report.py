@@ -156,6 +156,11 @@ def _rules_html(decision: dict) -> str:
     return " ".join(chips) or '<span class="rule">-</span>'
 
 
+def _list_box(css_class: str, heading: str, items: list[str]) -> str:
+    lis = "".join(f"<li>{_esc(t)}</li>" for t in items)
+    return f'<div class="{css_class}">{_esc(heading)}<ul>{lis}</ul></div>'
+
+
 def _shot_html(sr: ShotReport, players: list[str]) -> str:
     d, rec = sr.decision, sr.record
     n = d["shot"]
@@ -187,12 +192,10 @@ def _shot_html(sr: ShotReport, players: list[str]) -> str:
     if len(doubts) == 1:
         out.append(f'<div class="doubtbox">Doubt: {_esc(doubts[0])}</div>')
     elif doubts:
-        items = "".join(f"<li>{_esc(t)}</li>" for t in doubts)
-        out.append(f'<div class="doubtbox">Doubts ({len(doubts)}):<ul>{items}</ul></div>')
+        out.append(_list_box("doubtbox", f"Doubts ({len(doubts)}):", doubts))
     checks = [str(x) for x in rec.get("review") or []]
     if checks:
-        items = "".join(f"<li>{_esc(t)}</li>" for t in checks)
-        out.append(f'<div class="checkbox">Check on the video before signing:<ul>{items}</ul></div>')
+        out.append(_list_box("checkbox", "Check on the video before signing:", checks))
     conf = rec.get("confidence")
     if isinstance(conf, (int, float)):
         low = " low" if conf < 0.9 else ""
@@ -237,9 +240,8 @@ vertical-align:middle}
 .rules{margin:4px 0 8px} .rule{display:inline-block;font-size:12px;border:1px solid #ccd;border-radius:3px;
 padding:1px 6px;margin:2px 3px 2px 0;background:#f6f7fb} .rule.foul{border-color:#c0392b;background:#fdf0ef}
 .doubtbox{background:#fff4e5;border:1px solid #e67e22;padding:5px 8px;margin:6px 0;font-size:13px}
-.doubtbox ul{margin:2px 0 0 0;padding-left:20px}
 .checkbox{background:#eef5ff;border:1px solid #3b7dd8;padding:5px 8px;margin:6px 0;font-size:13px}
-.checkbox ul{margin:2px 0 0 0;padding-left:20px}
+.doubtbox ul,.checkbox ul{margin:2px 0 0 0;padding-left:20px}
 .warn{background:#fffbe0;border:1px solid #d4b000;padding:5px 8px;margin:6px 0;font-size:13px}
 .conf{font-size:12px;color:#555} .conf.low{color:#b35c00;font-weight:600}
 .body{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
