@@ -7,6 +7,7 @@ confirmed this frame now keeps its blob.
 """
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 
 from vision_ref.calibrate.profile import CalibrationProfile
 from vision_ref.messages import PinState
-from vision_ref.rules.table import PIN_IDS
+from vision_ref.rules.table import DEFAULT_TABLE, PIN_IDS
 from vision_ref.track.tracker import Tracker
 from vision_ref.video import VideoReader
 
@@ -39,3 +40,61 @@ def test_two_pins_falling_together_keep_their_own_bodies():
     assert np.hypot(*(last.pin_xy[foot] - after["foot"]["at"])) < 15.0
     assert np.hypot(*(last.pin_xy[right] - after["right"]["at"])) < 15.0
     assert np.hypot(*(last.pin_xy[foot] - last.pin_xy[right])) > 40.0
+
+
+# ---- small footage (728x544: a pin is ~5 px across), rendered in memory, cheap settings
+SMALL_W, SMALL_H = 728, 544
+CHEAP = dict(player="none", draw_cue=False, min_samples=2, blur_step_px=1.5, max_blur_samples=16, seed=7)
+
+
+def _small_run(scenario: str, seconds_after_strike: float):
+    """Tracker observations of a scenario rendered at 728x544 up to a time after the strike."""
+    import warnings
+
+    from vision_ref.calibrate.truth import profile_from_camera
+    from vision_ref.camera import CameraModel
+    from vision_ref.messages import Frame
+    from vision_ref.sim.render import Renderer, RenderSettings
+    from vision_ref.sim.scenarios import get_scenario
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        shot = get_scenario(scenario).simulate(0)
+    camera = CameraModel.overhead(SMALL_W, SMALL_H)
+    settings = RenderSettings(fps=60.0, **CHEAP)
+    renderer = Renderer(camera, settings=settings)
+    profile = profile_from_camera(camera, settings=settings, renderer=renderer)
+    n = int((shot.strike_time + seconds_after_strike) * 60.0)
+    tracker = Tracker(profile, 60.0, settings.exposure_s)
+    obs = [tracker.update(Frame(i, int(round(i * 1e9 / 60.0)), bgr=renderer.render_frame(shot, i))) for i in range(n)]
+    return shot, obs
+
+
+def test_pins_fallen_in_a_chain_are_each_placed_on_their_own_part():
+    """L5: the foot pin knocks the king, the king the head; at 728x544 the three lying pins
+    merge into one long blob. Each identity is reported on its own part of it (in the order
+    the pins stood), not all three on the blob's centre."""
+    from vision_ref.sim import truth as sim_truth
+
+    shot, obs = _small_run("legal_L5_pin_chain", 1.6)
+    tf = sim_truth.truth_frames(shot, 60.0)
+    last, i = obs[-1], len(obs) - 1
+    placed = {}
+    for p in ("foot", "king", "head"):
+        k = PIN_IDS.index(p)
+        assert last.pin_state[k] == PinState.DOWN, p
+        base = np.array(tf["pins"][p]["xy"][i])
+        d = tf["pins"][p]["dir"][i]
+        half = 0.5 * DEFAULT_TABLE.pin_height_of(p)
+        centre = base + half * np.array([math.cos(d), math.sin(d)])
+        placed[p] = last.pin_xy[k]
+        assert np.hypot(*(last.pin_xy[k] - centre)) < 25.0, (p, last.pin_xy[k], centre)
+    assert min(np.hypot(*(placed[a] - placed[b])) for a, b in (("foot", "king"), ("king", "head"), ("foot", "head"))) > 40.0
+
+
+def test_every_pin_is_found_standing_at_the_start_of_small_footage():
+    """At 728x544 the left pin (the side away from the light) reads about 0.75 of a standing
+    pin's nominal area and shows little colour; it is a pin all the same (a bare spot mark
+    reads at most ~0.35 and is still refused: tests/track/test_tracker.py)."""
+    _, obs = _small_run("score_4_two_pins", -0.4)
+    assert all(s == PinState.STANDING for s in obs[-1].pin_state), obs[-1].pin_state

@@ -49,8 +49,11 @@ COARSE_STRIDE = 8
 PIN_COARSE_EVERY = 3
 PIN_COARSE_LATE = 10
 PIN_COARSE_LATE_AFTER = 60
-MAX_PIN_SITES = 12
-PIN_SPARSE_AREA = 3600  # pin windows larger than this (px) are first sampled every 2nd pixel  # whole-cloth candidates looked at per search
+MAX_PIN_SITES = 12  # whole-cloth candidates looked at per search
+PIN_SPARSE_AREA = 3600  # pin windows larger than this (px) are first sampled every 2nd pixel
+PIN_HOLD_S = 0.5  # longest a standing pin's state is held while its blob looks smaller with nothing in reach
+PIN_WHOLE_AREA = 0.75  # a blob this share of a standing pin's nominal area is a pin without colour evidence
+PIN_MIN_BAND = 0.25  # band colour weight (px) that makes a smaller blob a pin
 MAX_WIN = 256  # largest window side (pixels)
 MAX_COMP = 256
 MAX_MASKS = 64
@@ -179,6 +182,12 @@ class _Pin:
         self.vy = 0.0
         self.mask_key = None  # the blob the mask disks below were made for
         self.mask_disks = np.zeros((0, 3))
+        self.own_blob = True  # last measured on a blob of its own (not one shared with a pin)
+        self.xy_z = 0.0  # height (mm) of the point its image position was mapped at
+        self.part_off = (0.0, 0.0)  # its part of a blob shared with other pins: offset (px) from the blob's centre
+        self.stood_at = (math.nan, math.nan)  # image place (px) where it was last seen standing
+        self.box = (0.0, 0.0, 0.0, 0.0)  # its blob's bounding box (px: x0, x1, y0, y1) when last measured
+        self.held = 0  # frames its state has been held while a ball's mask covers it
 
 
 class Tracker:
@@ -1037,6 +1046,7 @@ class Tracker:
             k = p.index
             if math.isnan(p.cx):
                 p.cx, p.cy = (float(v) for v in self.pin_spot_px[k])
+                p.stood_at = (p.cx, p.cy)
                 p.tight = False
             if not p.tight:
                 loose.append(p)
@@ -1054,7 +1064,10 @@ class Tracker:
             npix = K.pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, nm,
                                  self._rowbits, self._w_fg, self._w_band, self._w_u, self._w_v, p.cx - x0, p.cy - y0,
                                  0.6 * self.pin_stand_r_px[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
-            if npix == 0 or not self._pin_like(self._blob, k):
+            found = npix > 0 and self._pin_like(self._blob, k)
+            if self._held_standing(p, self._blob if found else None, x0, y0):
+                continue
+            if not found:
                 p.tight = False
                 loose.append(p)
                 continue
@@ -1064,6 +1077,51 @@ class Tracker:
         if loose:
             self._track_loose_pins(loose, n_ball_masks)
         self._n_masks = n_ball_masks
+
+    def _held_standing(self, p: _Pin, blob: np.ndarray | None, x0: int, y0: int) -> bool:
+        """A standing pin that nothing can be touching keeps its state while what is seen of
+        it stays inside its own place: a blob that shrank or vanished for a frame or two
+        with no ball or moving pin in reach is the image's doing (a passing ball's shadow or
+        its compression smear, the tail of a blur streak), not a fall. Such one-frame
+        "moving" pins became false knocks and F8 doubts. Held at most ``PIN_HOLD_S``, at
+        lower confidence; anything in reach, or a blob grown or out of its place, and the
+        pin is measured as usual."""
+        if p.state not in (PinState.STANDING, PinState.RAIL_STANDING):
+            p.held = 0
+            return False
+        if p.held >= PIN_HOLD_S / self._dt or self._touchable(p):
+            p.held = 0
+            return False
+        if blob is not None:
+            px0, px1, py0, py1 = p.box
+            if (blob[K.B_X0] + x0 < px0 - 1 or blob[K.B_X1] + x0 > px1 + 1 or blob[K.B_Y0] + y0 < py0 - 1
+                    or blob[K.B_Y1] + y0 > py1 + 1 or blob[K.B_SUMW] > 1.2 * p.area):
+                p.held = 0
+                return False
+            if blob[K.B_SUMW] >= 0.8 * p.area:
+                p.held = 0
+                return False  # whole as before: measured as usual (it may have crept)
+        p.held += 1
+        p.stable += 1
+        p.missing = 0
+        p.conf = min(p.conf, 0.5)
+        return True
+
+    def _touchable(self, p: _Pin) -> bool:
+        """A ball (anywhere along this frame's blur streak) or a moving pin near enough to be
+        touching pin ``p`` now."""
+        k = p.index
+        for b in self.balls:
+            if not b.found:
+                continue
+            x, y = b.meas
+            ux, uy, hl = self._streak(b)
+            along = max(-hl, min(hl, (p.cx - x) * ux + (p.cy - y) * uy))
+            if math.hypot(p.cx - x - along * ux, p.cy - y - along * uy) < b.radius + self.pin_stand_r_px[k] + 3.0:
+                return True
+        near = 1.2 * self.pin_len_px[k] + 3.0
+        return any(o is not p and not o.tight and o.state != PinState.ABSENT and not math.isnan(o.cx)
+                   and math.hypot(o.cx - p.cx, o.cy - p.cy) < near for o in self.pins)
 
     def _reach_sources(self) -> None:
         """This frame's moving balls (x, y, reach beyond the pin's length), for _pin_reachable."""
@@ -1098,13 +1156,17 @@ class Tracker:
         sw = blob[K.B_SUMW]
         if sw < self.pin_min_area[k]:
             return False
-        # smaller than a whole standing pin (a mark is half of one or less): must show colour
-        return sw >= 0.8 * self.pin_area_nominal[k] or blob[K.B_BAND] >= max(0.5, 0.04 * sw)
+        # smaller than a whole standing pin: must show colour. A bare spot mark reads up to
+        # 0.7 of a standing pin's area at 546x408 (0.5 at 1092x816) and no band colour at
+        # all; a dim pin (the side away from the light, 728x544) reads 0.7 with a band of
+        # 0.4-0.7 (rendered corpus, benchmarks/review.py)
+        return sw >= PIN_WHOLE_AREA * self.pin_area_nominal[k] or blob[K.B_BAND] >= PIN_MIN_BAND
 
-    def _pin_gate(self, p: _Pin) -> float:
-        """Search radius (px) for a pin not confirmed in place; it grows while the pin is missing."""
+    def _pin_gate(self, p: _Pin, grown: bool = True) -> float:
+        """Search radius (px) for a pin not confirmed in place; it grows while the pin is missing
+        (``grown=False``: the radius as if it had been seen last frame)."""
         # a toppling pin's centroid moves at most half its length; a lying one fits in +-0.5 length
-        g = 0.8 * self.pin_len_px[p.index] + 10.0 + 1.5 * math.hypot(p.vx, p.vy) + 4.0 * min(p.missing, 10)
+        g = 0.8 * self.pin_len_px[p.index] + 10.0 + 1.5 * math.hypot(p.vx, p.vy) + (4.0 * min(p.missing, 10) if grown else 0.0)
         return min(g, 0.5 * MAX_WIN - 2.0)
 
     def _spot_gate(self, k: int) -> float:
@@ -1152,10 +1214,15 @@ class Tracker:
                 self._collect_pin_blobs_in(blobs, bx0, by0, bx1 - bx0, by1 - by0, k, anywhere)
 
     def _collect_pin_blobs_in(self, blobs: list, x0: int, y0: int, w: int, h: int, k: int, anywhere: bool) -> None:
-        self._pin_window_weights(x0, y0, w, h)
         stats = self._pin_stats
-        nb = K.label_blobs(self._w_fg, self._w_band, self._w_u, self._w_v, h, w, 0.35,
-                           self.pin_min_area[k], self._labels, self._stack, stats, len(stats))
+        for _ in range(3):
+            self._pin_window_weights(x0, y0, w, h)
+            nb = K.label_blobs(self._w_fg, self._w_band, self._w_u, self._w_v, h, w, 0.35,
+                               self.pin_min_area[k], self._labels, self._stack, stats, len(stats))
+            grown = self._window_around_cut_blobs(stats, nb, x0, y0, w, h)
+            if grown is None:
+                break
+            x0, y0, w, h = grown  # a blob cut by the window's edge: its piece is no pin's measure
         for q in range(nb):
             st = stats[q].copy()
             for c in (K.B_CX, K.B_BX, K.B_X0, K.B_X1):
@@ -1171,6 +1238,28 @@ class Tracker:
                     continue
             if all(math.hypot(st[K.B_CX] - b[0], st[K.B_CY] - b[1]) > 2.0 for b in blobs):
                 blobs.append((st[K.B_CX], st[K.B_CY], st, anywhere))
+
+    def _window_around_cut_blobs(self, stats: np.ndarray, nb: int, x0: int, y0: int, w: int, h: int):
+        """The window grown by a pin's length on each side where a blob touches its edge (not
+        the frame's), or None. In a heap the pieces a window cuts out of a neighbour's blob
+        changed with the window every frame: a pin lying there never settled."""
+        grow = int(math.ceil(max(self.pin_len_px)))
+        nx0, ny0, nx1, ny1 = x0, y0, x0 + w, y0 + h
+        for q in range(nb):
+            st = stats[q]
+            if st[K.B_X0] <= 0:
+                nx0 = min(nx0, x0 - grow)
+            if st[K.B_Y0] <= 0:
+                ny0 = min(ny0, y0 - grow)
+            if st[K.B_X1] >= w - 1:
+                nx1 = max(nx1, x0 + w + grow)
+            if st[K.B_Y1] >= h - 1:
+                ny1 = max(ny1, y0 + h + grow)
+        nx0, ny0 = max(nx0, 0), max(ny0, 0)
+        nx1, ny1 = min(nx1, self.W, nx0 + MAX_WIN), min(ny1, self.H, ny0 + MAX_WIN)
+        if (nx0, ny0, nx1, ny1) == (x0, y0, x0 + w, y0 + h):
+            return None
+        return nx0, ny0, nx1 - nx0, ny1 - ny0
 
     def _push_standing_pin_masks(self, n_ball_masks: int, skip: _Pin | None) -> None:
         self._n_masks = n_ball_masks
@@ -1225,7 +1314,9 @@ class Tracker:
             gate = self._pin_gate(p)
             turn = 6 if p.missing <= PIN_COARSE_LATE_AFTER else 12
             if not (p.missing > 12 and (self._frame_count + k) % turn and not self._pin_reachable(p)):
-                sites.append((px, py, gate))  # long absent: looked for there in turn (rarer after a second)
+                # (the window holds its whole last blob: a heap cut by the window's edge
+                # would change size every frame and never settle)
+                sites.append((px, py, min(max(gate, p.half_extent + 4.0), 0.5 * MAX_WIN - 2.0)))  # long absent: looked for there in turn (rarer after a second)
             if p.missing >= 3 and still:  # pins are put back by hand while the balls are still
                 sx, sy = self.pin_spot_px[k]
                 if not sites or math.hypot(sx - px, sy - py) > 0.5 * gate:
@@ -1252,12 +1343,11 @@ class Tracker:
         loose_ids = {p.index for p in loose}
         held = [(o.cx, o.cy, max(0.5 * o.half_extent, 2.0 * self.pin_stand_r_px[o.index]), o.index)
                 for o in self.pins if o.index not in loose_ids and o.tight and not math.isnan(o.cx)]
-        held_blob: dict[int, int] = {}
-        for q, (bx, by, st, _) in enumerate(blobs):
-            for hx, hy, hr, o in held:
-                if math.hypot(bx - hx, by - hy) <= hr:
-                    held_blob[q] = o
-                    break
+        held_blob: dict[int, list[int]] = {}
+        for q, (bx, by, _, _) in enumerate(blobs):
+            holders = [o for hx, hy, hr, o in held if math.hypot(bx - hx, by - hy) <= hr]
+            if holders:
+                held_blob[q] = holders
         pairs = []
         for p in loose:
             k = p.index
@@ -1267,12 +1357,13 @@ class Tracker:
             sx, sy = self.pin_spot_px[k]
             sgate = self._spot_gate(k)
             for q, (bx, by, st, anywhere) in enumerate(blobs):
-                if q in held_blob and st[K.B_SUMW] < 1.5 * self.pin_lying_area[held_blob[q]]:
-                    continue
                 d = math.hypot(bx - px, by - py)
                 far = False
                 if d <= gate:
-                    cost = d / gate
+                    # distance over the gate of a pin seen last frame, plus a little per frame
+                    # lost: a lost pin's grown gate must not make it the cheaper claimant of a
+                    # blob that a pin seen last frame moved into
+                    cost = d / self._pin_gate(p, grown=False) + 0.05 * min(p.missing, 10)
                 elif absent and still and math.hypot(bx - sx, by - sy) <= sgate:
                     cost, far = math.hypot(bx - sx, by - sy) / sgate, True
                 elif absent and anywhere and self._pin_like(st, k):
@@ -1285,29 +1376,92 @@ class Tracker:
                         cost += 1.0
                 pairs.append((cost, k, q, far))
         pairs.sort()
+        # pins sharing a blob (fallen in a chain or a heap) are put along it in the order of
+        # where they last stood: a moving pin's own place is lost once the blobs merge
+        expected = {p.index: p.stood_at for p in self.pins}
         taken_pin: set[int] = set()
         taken_blob: dict[int, int] = {}
+        on_blob: dict[int, list[int]] = {q: list(ks) for q, ks in held_blob.items()}
         for share in (False, True):
-            # second round: a pin left without a blob may share one big enough for two
-            # (a pin lying across another, a pin against the king)
+            # second round: a pin left without a blob may share one big enough for two (a pin
+            # lying across another, a pin against the king, a heap), also one held by a pin
+            # confirmed this frame; a held blob is not taken alone (a pin landing on a
+            # confirmed one changes its blob: that pin is then loose too, assigned with it)
             for cost, k, q, far in pairs:
                 if k in taken_pin:
                     continue
-                if q in taken_blob:
-                    other = taken_blob[q]
-                    big = blobs[q][2][K.B_SUMW] >= 1.6 * (self.pin_min_area[k] + self.pin_min_area[other]) / 0.55
-                    if not share or not big or far:
+                owner = taken_blob.get(q, held_blob[q][0] if q in held_blob else None)
+                if owner is not None:
+                    if not share or far or not self._holds_two(blobs[q][2], owner, self.pins[k]):
                         continue
+                    if (q in held_blob and not self._was_on(self.pins[k], blobs[q])
+                            and blobs[q][2][K.B_SUMW] < 1.5 * self.pin_lying_area[owner]):
+                        continue  # a confirmed pin's blob, not grown to hold another
                 taken_pin.add(k)
-                taken_blob.setdefault(q, k)
+                taken_blob.setdefault(q, owner if owner is not None else k)
+                on_blob.setdefault(q, []).append(k)
+                pin = self.pins[k]
                 if far:  # found again away from where it was lost: no jump taken for motion
-                    self.pins[k].cx, self.pins[k].cy = blobs[q][0], blobs[q][1]
-                self._pin_measure(self.pins[k], blobs[q][2], 0, 0, None)
-                if share:
-                    self.pins[k].conf *= 0.6
+                    pin.cx, pin.cy = blobs[q][0], blobs[q][1]
+                pin.part_off = (0.0, 0.0)  # set again below when the blob is shared
+                self._pin_measure(pin, blobs[q][2], 0, 0, None)
+                pin.own_blob = taken_blob[q] == k
+                if not pin.own_blob:
+                    pin.conf *= 0.6
+                    pin.vx = pin.vy = 0.0  # the shared blob's centre is not this pin's
+        for q, ks in on_blob.items():
+            if len(ks) > 1:
+                self._split_along(blobs[q][2], ks, expected)
         for p in loose:
             if p.index not in taken_pin:
                 self._pin_missing(p)
+
+    def _split_along(self, blob: np.ndarray, ks: list[int], expected: dict) -> None:
+        """Pins sharing one blob each placed on their own part of it: pins fallen in a chain
+        or a heap merge into one long blob, whose centre is none of theirs. The blob's length
+        is cut into equal parts, given in the order of where the pins were expected along it
+        (the blob's centre still matches them next frame; only the reported place moves)."""
+        sxx, sxy, syy = blob[K.B_SXX], blob[K.B_SXY], blob[K.B_SYY]
+        ang = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
+        ux, uy = math.cos(ang), math.sin(ang)
+        half_len = math.sqrt(3.0 * (0.5 * (sxx + syy) + math.sqrt(max(0.25 * (sxx - syy) ** 2 + sxy * sxy, 0.0))))
+        bx, by = blob[K.B_CX], blob[K.B_CY]
+        order = sorted(ks, key=lambda k: (expected[k][0] - bx) * ux + (expected[k][1] - by) * uy)
+        n = len(order)
+        for i, k in enumerate(order):
+            off = half_len * ((2 * i + 1) / n - 1.0)
+            p = self.pins[k]
+            p.part_off = (off * ux, off * uy)
+            p.xy[:] = self.geo.plane_point(bx + off * ux, by + off * uy, p.xy_z)
+
+    def _was_on(self, p: _Pin, blob) -> bool:
+        """Pin ``p`` was measured on this blob last frame (a heap that settles pin by pin): it
+        may stay on it once its neighbours there are confirmed. A pin lost, even for a frame,
+        does not join a confirmed pin's blob: it would take over a neighbour's lying body."""
+        return p.missing == 0 and math.hypot(p.cx - blob[0], p.cy - blob[1]) <= 0.5 * p.half_extent + 2.0
+
+    def _holds_two(self, blob: np.ndarray, owner: int, p: _Pin) -> bool:
+        """Whether a blob already given to pin ``owner`` may hold pin ``p`` too (a pin lying
+        across another, a pin against the king): big enough for both, and reaching the place
+        where ``p`` is expected. A pin hidden beside a lying neighbour (a ball on it) must not
+        take the neighbour's body: two identities on one pin, and the hidden pin's own fall
+        is then never seen."""
+        k = p.index
+        sw = blob[K.B_SUMW]
+        if sw < 1.6 * (self.pin_min_area[k] + self.pin_min_area[owner]) / 0.55:
+            return False
+        sxx, sxy, syy = blob[K.B_SXX], blob[K.B_SXY], blob[K.B_SYY]
+        disc = math.sqrt(max(0.25 * (sxx - syy) ** 2 + sxy * sxy, 0.0))
+        lam1, lam2 = 0.5 * (sxx + syy) + disc, max(0.5 * (sxx + syy) - disc, 0.0)
+        half_len, half_wid = math.sqrt(3.0 * lam1), math.sqrt(3.0 * lam2)
+        if 2.0 * half_len >= 0.6 * self.pin_len_px[owner] and sw < self.pin_lying_area[owner] + self.pin_area_nominal[k]:
+            return False  # as long as a lying pin and no bigger than one
+        # p's expected place within the blob's capsule (plus a standing pin's top)
+        ang = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
+        dx, dy = p.cx + p.vx - blob[K.B_CX], p.cy + p.vy - blob[K.B_CY]
+        along = max(abs(dx * math.cos(ang) + dy * math.sin(ang)) - half_len, 0.0)
+        across = max(abs(-dx * math.sin(ang) + dy * math.cos(ang)) - half_wid, 0.0)
+        return math.hypot(along, across) <= 2.0 * self.pin_stand_r_px[k] + 2.0
 
     def _pin_missing(self, p: _Pin) -> None:
         p.missing += 1
@@ -1349,7 +1503,14 @@ class Tracker:
             return
         first = p.state in (PinState.UNKNOWN, PinState.ABSENT) and p.missing == 0 and p.area == 0.0
         if not first:
-            p.vx, p.vy = (cx - p.cx, cy - p.cy) if changed else (0.0, 0.0)
+            # motion only between two frames that saw this pin's own blob: a jump back from a
+            # gap or from a shared blob would send the next frame's search the wrong way
+            seen_last = p.missing == 0 and p.own_blob
+            p.vx, p.vy = (cx - p.cx, cy - p.cy) if changed and seen_last else (0.0, 0.0)
+        p.own_blob = True
+        if changed:
+            p.part_off = (0.0, 0.0)
+        ox, oy = p.part_off
         p.cx, p.cy, p.area, p.length_mm = cx, cy, area, length_mm
         p.missing = 0
         p.stable = 0 if (changed and not first) else p.stable + 1
@@ -1393,17 +1554,21 @@ class Tracker:
                 state = PinState.LEANING if self._near_object(p) else PinState.DOWN
             conf = 0.5 + 0.3 * min(1.0, p.stable / 5.0)
         if state in (PinState.STANDING, PinState.RAIL_STANDING):
-            xy = self.geo.plane_point(cx, cy, plane_z + self.pin_zeff[k])
+            p.xy_z = plane_z + self.pin_zeff[k]
+            xy = self.geo.plane_point(cx + ox, cy + oy, p.xy_z)
             p.angle = math.nan
         else:
-            rmax = t.pin_top_radius(PIN_IDS[k])
-            xy = self.geo.plane_point(cx, cy, plane_z + rmax)
-            p.angle = self._pin_direction(blob, x0, y0, cx, cy, lam1, sxx, sxy, syy, plane_z + rmax, xy)
+            p.xy_z = plane_z + t.pin_top_radius(PIN_IDS[k])  # a lying pin's axis height
+            xy = self.geo.plane_point(cx + ox, cy + oy, p.xy_z)
+            p.angle = self._pin_direction(blob, x0, y0, cx, cy, lam1, sxx, sxy, syy, p.xy_z, xy)
         p.xy[:] = xy
+        if state in (PinState.STANDING, PinState.RAIL_STANDING):
+            p.stood_at = (cx + ox, cy + oy)
         p.state = state
         p.conf = conf
         p.tight = state != PinState.MOVING and p.stable >= 2
         p.half_extent = 0.5 * max(blob[K.B_X1] - blob[K.B_X0], blob[K.B_Y1] - blob[K.B_Y0]) + 1.0
+        p.box = (blob[K.B_X0] + x0, blob[K.B_X1] + x0, blob[K.B_Y0] + y0, blob[K.B_Y1] + y0)
         # the blob as a capsule for masking: axis, half length and half width (uniform-bar variances)
         ang = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
         p.ax, p.ay = math.cos(ang), math.sin(ang)
