@@ -98,3 +98,54 @@ def test_every_pin_is_found_standing_at_the_start_of_small_footage():
     reads at most ~0.35 and is still refused: tests/track/test_tracker.py)."""
     _, obs = _small_run("score_4_two_pins", -0.4)
     assert all(s == PinState.STANDING for s in obs[-1].pin_state), obs[-1].pin_state
+
+
+def _standing_pin_tracker():
+    """A tracker on a small synthetic camera with the head pin confirmed standing (no frame needed)."""
+    from vision_ref.calibrate.truth import profile_from_camera
+    from vision_ref.camera import CameraModel
+    from vision_ref.sim.render import RenderSettings
+
+    tracker = Tracker(profile_from_camera(CameraModel.overhead(SMALL_W, SMALL_H), settings=RenderSettings(**CHEAP)), 60.0)
+    pin = tracker.pins[PIN_IDS.index("head")]
+    pin.cx, pin.cy = (float(v) for v in tracker.pin_spot_px[pin.index])
+    pin.state, pin.area, pin.half_extent, pin.stable, pin.conf = PinState.STANDING, 20.0, 3.5, 50, 1.0
+    pin.box = (pin.cx - 2.5, pin.cx + 2.5, pin.cy - 2.0, pin.cy + 2.0)
+    return tracker, pin
+
+
+def _blob(x0, x1, y0, y1, area):
+    from vision_ref.track import _kernels as K
+
+    b = np.zeros(K.N_BLOB)
+    b[K.B_X0], b[K.B_X1], b[K.B_Y0], b[K.B_Y1], b[K.B_SUMW] = x0, x1, y0, y1, area
+    b[K.B_CX], b[K.B_CY] = 0.5 * (x0 + x1), 0.5 * (y0 + y1)
+    return b
+
+
+def test_standing_pin_nothing_can_touch_keeps_its_state_while_its_blob_shrinks():
+    tracker, pin = _standing_pin_tracker()
+    px0, px1, py0, py1 = pin.box
+    tracker._dt = 1.0 / 60.0
+    for b in tracker.balls:
+        b.found = False
+    half = _blob(px0, px1, py0 + 2.0, py1, 10.0)  # its top rows gone (a shadow, a smear)
+    assert tracker._held_standing(pin, half, 0, 0)
+    assert pin.state == PinState.STANDING and pin.conf <= 0.5 and pin.held == 1
+    assert tracker._held_standing(pin, None, 0, 0)  # gone for a frame: still held
+    # grown out of its box, or whole again: measured as usual
+    assert not tracker._held_standing(pin, _blob(px0, px1 + 6.0, py0, py1, 30.0), 0, 0)
+    assert not tracker._held_standing(pin, _blob(px0, px1, py0, py1, 20.0), 0, 0)
+    # a ball touching it: a shrunken blob may be a knock, so it is not held
+    ball = tracker.balls[0]
+    tracker._start_ball(ball, pin.cx + 8.0, pin.cy)
+    ball.found, ball.meas, ball.radius = True, np.array([pin.cx + 8.0, pin.cy]), 7.0
+    assert not tracker._held_standing(pin, half, 0, 0)
+    # and not for ever: at most PIN_HOLD_S
+    ball.found = False
+    from vision_ref.track.tracker import PIN_HOLD_S
+
+    held = 0
+    while tracker._held_standing(pin, half, 0, 0):
+        held += 1
+    assert held == int(math.ceil(PIN_HOLD_S * 60.0))
