@@ -455,3 +455,23 @@ def test_a_one_frame_flicker_of_a_pin_knocked_later_is_no_doubt(pin_shot):
     assert [e["type"] for e in again["events"] if e.get("pin") == "head"] == \
         [e["type"] for e in rec["events"] if e.get("pin") == "head"]
     assert any("pin head reported moving at frame" in w for w in again["warnings"])
+
+
+def test_ball_knocking_a_leaning_pin_down_is_a_knock():
+    """A ball rolling into a leaning pin's tilted body (its reported point is the centre
+    of the silhouette, the body runs along its direction) knocks it, while the ball it
+    leans on does not. Seeded random shot: the cue ball knocks king onto white1 and,
+    crawling, knocks it off again 3.41 s after the strike."""
+    from vision_ref.sim.random_shots import random_shot
+
+    rng = np.random.default_rng(2026)
+    for _ in range(4):
+        shot = random_shot(rng)
+    truth_king = [e for e in shot.truth_record(60.0)["events"] if e["type"] == "pin_hit" and e["pin"] == "king"]
+    assert len(truth_king) == 2 and truth_king[1]["t"] > 3.0
+    rec, truth, _, _ = _infer(shot, 60.0, seed=5)
+    king = [e for e in rec["events"] if e["type"] in ("pin_hit", "doubt") and e["pin"] == "king"]
+    assert len(king) == 2
+    assert king[1]["type"] == "pin_hit" and king[1]["by"] == "cue"
+    assert abs(king[1]["t"] - truth_king[1]["t"]) < 1.0 / 60.0
+    assert compare(rec, truth).order_ok

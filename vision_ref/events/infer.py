@@ -1168,15 +1168,41 @@ def _time_ball_pin(sh: _Shot, c: _Contact) -> None:
         c.t = tp
 
 
+def _knock_geometry(sh: _Shot, ep: _Episode) -> tuple:
+    """The body a ball can strike: a leaning pin's reported point is the centre of its
+    tilted silhouette, so its body runs along its direction, not round that point. The
+    top view does not give the tilt, so the full half-height bounds the projected body
+    (a longer body only adds a candidate; timing and direction rank it)."""
+    tr = sh.tracks.pins[ep.pin]
+    q = int(ep.rest_rows[-1])
+    if ep.geom[0] != "circle" or int(tr.state[q]) != int(PinState.LEANING) or tr.angle is None:
+        return ep.geom
+    ang = tr.angle[ep.rest_rows]
+    ang = ang[np.isfinite(ang)]
+    if not len(ang):
+        return ep.geom
+    phi = math.atan2(float(np.sin(ang).mean()), float(np.cos(ang).mean()))
+    d = np.array([math.cos(phi), math.sin(phi)]) * 0.5 * sh.table.pin_height_of(ep.pin)
+    pos = np.asarray(ep.geom[1], dtype=np.float64)
+    return ("segment", pos - d, pos + d)
+
+
 def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, np.ndarray, float] | None:
     """When the ball's fitted path reached the pin (time, sigma, push direction, and the
     likelihood factor of a near miss: 1 when the path reaches the pin within its
     errors, lower the further beyond them it passes, down to ``slack_mm``)."""
     if not sh.valid[ball][max(ep.onset_row - 1, 0)] and not sh.valid[ball][ep.onset_row]:
         return None
-    reach = _ball_pin_reach(sh, ep.pin, ep.geom)
+    geom = _knock_geometry(sh, ep)
+    reach = _ball_pin_reach(sh, ep.pin, geom)
     lo = ep.t_lo - 1.5 * sh.dt
     hi = ep.t_hi + 0.5 * sh.dt
+    if geom is not ep.geom:
+        # a leaning pin: the ball it rests on is in reach all along and lets it fall by
+        # moving away (T4-T6), which is no knock; a knock comes from outside its reach
+        q = int(ep.rest_rows[0])
+        if sh.valid[ball][q] and _geom_clearance(sh.tracks.balls[ball].xy[q], geom) - reach < 2.0 * sh.sig + 1.0:
+            return None
     near = [c.t for c in sh.ball_pin if c.objs == (ball, ep.pin) and c.accepted and lo - sh.dt <= c.t <= hi]
     best = None
     for side in ("pre", "post"):
@@ -1188,7 +1214,7 @@ def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, 
                 break
 
             def h(t, f=f):
-                return _geom_clearance(f.pos(t), ep.geom) - reach
+                return _geom_clearance(f.pos(t), geom) - reach
 
             tc = _crossing(h, lo, hi, first=(side == "pre"))
             miss = 1.0
@@ -1214,7 +1240,7 @@ def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, 
         slope = abs(h(tc + e) - h(tc - e)) / (2 * e)
         sigma = sh.dt if slope < 1e-6 else min(max(sd / slope, 1e-5), sh.dt)
         p = f.pos(tc)
-        ref_pt = ep.geom[1] if ep.geom[0] == "circle" else _closest_on_seg(p, ep.geom[1], ep.geom[2])
+        ref_pt = geom[1] if geom[0] == "circle" else _closest_on_seg(p, geom[1], geom[2])
         n = ref_pt - p
         n = n / max(float(np.hypot(*n)), 1e-9)
         if best is None or sigma < best[1]:
