@@ -187,7 +187,7 @@ class _Pin:
         self.part_off = (0.0, 0.0)  # its part of a blob shared with other pins: offset (px) from the blob's centre
         self.stood_at = (math.nan, math.nan)  # image place (px) where it was last seen standing
         self.box = (0.0, 0.0, 0.0, 0.0)  # its blob's bounding box (px: x0, x1, y0, y1) when last measured
-        self.held = 0  # frames its state has been held while a ball's mask covers it
+        self.held = 0  # frames its standing state has been held with nothing in reach (_held_standing)
 
 
 class Tracker:
@@ -1376,9 +1376,6 @@ class Tracker:
                         cost += 1.0
                 pairs.append((cost, k, q, far))
         pairs.sort()
-        # pins sharing a blob (fallen in a chain or a heap) are put along it in the order of
-        # where they last stood: a moving pin's own place is lost once the blobs merge
-        expected = {p.index: p.stood_at for p in self.pins}
         taken_pin: set[int] = set()
         taken_blob: dict[int, int] = {}
         on_blob: dict[int, list[int]] = {q: list(ks) for q, ks in held_blob.items()}
@@ -1411,22 +1408,21 @@ class Tracker:
                     pin.vx = pin.vy = 0.0  # the shared blob's centre is not this pin's
         for q, ks in on_blob.items():
             if len(ks) > 1:
-                self._split_along(blobs[q][2], ks, expected)
+                self._split_along(blobs[q][2], ks)
         for p in loose:
             if p.index not in taken_pin:
                 self._pin_missing(p)
 
-    def _split_along(self, blob: np.ndarray, ks: list[int], expected: dict) -> None:
+    def _split_along(self, blob: np.ndarray, ks: list[int]) -> None:
         """Pins sharing one blob each placed on their own part of it: pins fallen in a chain
         or a heap merge into one long blob, whose centre is none of theirs. The blob's length
-        is cut into equal parts, given in the order of where the pins were expected along it
-        (the blob's centre still matches them next frame; only the reported place moves)."""
-        sxx, sxy, syy = blob[K.B_SXX], blob[K.B_SXY], blob[K.B_SYY]
-        ang = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
+        is cut into equal parts, given in the order of where the pins last stood along it (a
+        moving pin's own place is lost once the blobs merge; the blob's centre still matches
+        them next frame, only the reported place moves)."""
+        ang, half_len, _ = _blob_capsule(blob)
         ux, uy = math.cos(ang), math.sin(ang)
-        half_len = math.sqrt(3.0 * (0.5 * (sxx + syy) + math.sqrt(max(0.25 * (sxx - syy) ** 2 + sxy * sxy, 0.0))))
         bx, by = blob[K.B_CX], blob[K.B_CY]
-        order = sorted(ks, key=lambda k: (expected[k][0] - bx) * ux + (expected[k][1] - by) * uy)
+        order = sorted(ks, key=lambda k: (self.pins[k].stood_at[0] - bx) * ux + (self.pins[k].stood_at[1] - by) * uy)
         n = len(order)
         for i, k in enumerate(order):
             off = half_len * ((2 * i + 1) / n - 1.0)
@@ -1450,14 +1446,10 @@ class Tracker:
         sw = blob[K.B_SUMW]
         if sw < 1.6 * (self.pin_min_area[k] + self.pin_min_area[owner]) / 0.55:
             return False
-        sxx, sxy, syy = blob[K.B_SXX], blob[K.B_SXY], blob[K.B_SYY]
-        disc = math.sqrt(max(0.25 * (sxx - syy) ** 2 + sxy * sxy, 0.0))
-        lam1, lam2 = 0.5 * (sxx + syy) + disc, max(0.5 * (sxx + syy) - disc, 0.0)
-        half_len, half_wid = math.sqrt(3.0 * lam1), math.sqrt(3.0 * lam2)
+        ang, half_len, half_wid = _blob_capsule(blob)
         if 2.0 * half_len >= 0.6 * self.pin_len_px[owner] and sw < self.pin_lying_area[owner] + self.pin_area_nominal[k]:
             return False  # as long as a lying pin and no bigger than one
         # p's expected place within the blob's capsule (plus a standing pin's top)
-        ang = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
         dx, dy = p.cx + p.vx - blob[K.B_CX], p.cy + p.vy - blob[K.B_CY]
         along = max(abs(dx * math.cos(ang) + dy * math.sin(ang)) - half_len, 0.0)
         across = max(abs(-dx * math.sin(ang) + dy * math.cos(ang)) - half_wid, 0.0)
@@ -1557,13 +1549,12 @@ class Tracker:
             p.xy_z = plane_z + self.pin_zeff[k]
             xy = self.geo.plane_point(cx + ox, cy + oy, p.xy_z)
             p.angle = math.nan
+            p.stood_at = (cx + ox, cy + oy)
         else:
             p.xy_z = plane_z + t.pin_top_radius(PIN_IDS[k])  # a lying pin's axis height
             xy = self.geo.plane_point(cx + ox, cy + oy, p.xy_z)
             p.angle = self._pin_direction(blob, x0, y0, cx, cy, lam1, sxx, sxy, syy, p.xy_z, xy)
         p.xy[:] = xy
-        if state in (PinState.STANDING, PinState.RAIL_STANDING):
-            p.stood_at = (cx + ox, cy + oy)
         p.state = state
         p.conf = conf
         p.tight = state != PinState.MOVING and p.stable >= 2
@@ -1692,6 +1683,14 @@ class _History:
                 new[: self.n] = old[: self.n]
                 setattr(self, name, new)
         return self.n
+
+
+def _blob_capsule(blob: np.ndarray) -> tuple[float, float, float]:
+    """A blob as a uniform bar: principal axis angle (image), half length and half width (px)."""
+    sxx, sxy, syy = blob[K.B_SXX], blob[K.B_SXY], blob[K.B_SYY]
+    disc = math.sqrt(max(0.25 * (sxx - syy) ** 2 + sxy * sxy, 0.0))
+    lam1, lam2 = 0.5 * (sxx + syy) + disc, max(0.5 * (sxx + syy) - disc, 0.0)
+    return 0.5 * math.atan2(2.0 * sxy, sxx - syy), math.sqrt(3.0 * lam1), math.sqrt(3.0 * lam2)
 
 
 def _streak_of(res: np.ndarray) -> tuple[float, float]:
