@@ -1347,6 +1347,14 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         t_hit = 0.5 * (ep.t_lo + ep.t_hi)
         frames = [int(fi[max(ep.onset_row - 1, 0)]), int(fi[ep.onset_row])]
         was_leaning = int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) == int(PinState.LEANING)
+        if cands and _back_in_place(sh, ep):
+            # a standing pin read as moving beside a ball (its blob merged with the ball's
+            # or cut by it), never displaced and standing on its own place at the end: it
+            # was not knocked (a pin only touched stands where it stood, T1), and
+            # reporting it would call a false F8 or F5
+            warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} beside a ball, "
+                            "never displaced and standing in its place at the end: ignored")
+            return
         if not cands and was_leaning:
             # a leaning pin falls when its support moves away (T4-T6): the adjudicator
             # follows that from before/after, no knock to report
@@ -1510,6 +1518,19 @@ def _stands_again(sh: _Shot, ep: _Episode) -> bool:
         if int(tr.state[q]) == int(PinState.STANDING):
             return bool(np.all(np.isfinite(tr.xy[q]))) and float(np.hypot(*(tr.xy[q] - ref))) <= sh.clear_mm
     return False
+
+
+def _back_in_place(sh: _Shot, ep: _Episode) -> bool:
+    """A standing pin's episode with no displacement seen, standing again within two
+    frames and on the same place (within ``clear_mm``) at the end of the window (a pin
+    touched and rocking is reported moving for longer: that touch is kept)."""
+    if ep.direction is not None or ep.geom[0] != "circle":
+        return False
+    tr = sh.tracks.pins[ep.pin]
+    if int(tr.state[sh.r1]) != int(PinState.STANDING) or not _stands_again(sh, ep):
+        return False
+    end = tr.xy[sh.r1]
+    return bool(np.all(np.isfinite(end))) and float(np.hypot(*(end - ep.geom[1]))) <= sh.clear_mm
 
 
 def _pin_in_motion(sh: _Shot, pin: str, row: int) -> bool:

@@ -51,6 +51,13 @@ PIN_COARSE_LATE = 10
 PIN_COARSE_LATE_AFTER = 60
 MAX_PIN_SITES = 12  # whole-cloth candidates looked at per search
 PIN_SPARSE_AREA = 3600  # pin windows larger than this (px) are first sampled every 2nd pixel
+# a standing pin's blob of a few pixels changes size by a fifth from frame to frame (video
+# compression, a ball's shadow or mask beside it) and its length by most of a pixel: neither
+# is a fall, which moves the blob's centre or stretches it (measured at 728x544, review corpus)
+PIN_STAND_AREA_RANGE = (0.6, 1.5)
+PIN_LENGTH_JITTER_PX = 0.8
+# a standing pin merged with a neighbour's blob stands while its own box holds this much of its area
+PIN_OWN_FILL = 0.8
 PIN_HOLD_S = 0.5  # longest a standing pin's state is held while its blob looks smaller with nothing in reach
 PIN_WHOLE_AREA = 0.75  # a blob this share of a standing pin's nominal area is a pin without colour evidence
 PIN_MIN_BAND = 0.25  # band colour weight (px) that makes a smaller blob a pin
@@ -1056,7 +1063,10 @@ class Tracker:
                 p.stable += 1
                 continue
             # at rest and unchanged so far: a tight look around its blob confirms it
-            self._n_masks = n_ball_masks
+            if p.state in (PinState.STANDING, PinState.RAIL_STANDING):
+                self._n_masks = n_ball_masks
+            else:  # a lying pin against a standing one: the standing pin's pixels are not its own
+                self._push_standing_pin_masks(n_ball_masks, p)
             half = max(p.half_extent, 2.2 * self.pin_stand_r_px[k]) + 3.0
             x0, y0, w, h = self._window(p.cx, p.cy, half)
             mode, bgr, yp, uvp, bg = self._ctx
@@ -1065,6 +1075,8 @@ class Tracker:
                                  self._rowbits, self._w_fg, self._w_band, self._w_u, self._w_v, p.cx - x0, p.cy - y0,
                                  0.6 * self.pin_stand_r_px[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
             found = npix > 0 and self._pin_like(self._blob, k)
+            if found and self._merged_standing(p, x0, y0):
+                continue
             if self._held_standing(p, self._blob if found else None, x0, y0):
                 continue
             if not found:
@@ -1106,6 +1118,58 @@ class Tracker:
         p.missing = 0
         p.conf = min(p.conf, 0.5)
         return True
+
+    def _merged_standing(self, p: _Pin, x0: int, y0: int) -> bool:
+        """A confirmed standing pin whose blob ran into a neighbour's (a pin lying against it,
+        a ball beside it) stands while its own place stays filled as before and centred where
+        it was: measured whole, the merged blob read as a pin on the move, then flickered
+        between its parts (false knocks, F8 doubts). A pin that starts to topple empties its
+        place within a frame or two: then it is measured as usual."""
+        if not p.tight or p.state not in (PinState.STANDING, PinState.RAIL_STANDING):
+            return False
+        blob = self._blob
+        px0, px1, py0, py1 = p.box
+        inside = (blob[K.B_X0] + x0 >= px0 - 1 and blob[K.B_X1] + x0 <= px1 + 1 and blob[K.B_Y0] + y0 >= py0 - 1
+                  and blob[K.B_Y1] + y0 <= py1 + 1)
+        if inside and blob[K.B_SUMW] <= PIN_STAND_AREA_RANGE[1] * p.area:
+            return False  # its own blob: measured as usual
+        if not self._grown_towards_neighbour(p, blob, x0, y0):
+            return False  # grown on its own: a pin tilting over (its body still crosses its place)
+        i0, i1 = max(int(px0) - x0, 0), int(px1) - x0 + 1
+        j0, j1 = max(int(py0) - y0, 0), int(py1) - y0 + 1
+        fg = self._w_fg[j0:j1, i0:i1]
+        w = np.where(self._labels[j0:j1, i0:i1] == 1, fg, 0.0)
+        fill = float(w.sum())
+        if fill < PIN_OWN_FILL * p.area:
+            return False
+        jj, ii = np.mgrid[j0:j1, i0:i1]
+        cx = float((w * ii).sum()) / fill + x0
+        cy = float((w * jj).sum()) / fill + y0
+        if math.hypot(cx - p.cx, cy - p.cy) > 1.0:
+            return False
+        p.stable += 1
+        p.missing = 0
+        p.held = 0
+        p.conf = min(p.conf, 0.8)
+        return True
+
+    def _grown_towards_neighbour(self, p: _Pin, blob: np.ndarray, x0: int, y0: int) -> bool:
+        """The blob of pin ``p`` reaches a ball (its masked disk) or another pin's place, on the
+        side it grew towards."""
+        bx0, bx1, by0, by1 = blob[K.B_X0] + x0, blob[K.B_X1] + x0, blob[K.B_Y0] + y0, blob[K.B_Y1] + y0
+        dx, dy = blob[K.B_CX] + x0 - p.cx, blob[K.B_CY] + y0 - p.cy
+        d = math.hypot(dx, dy)
+        near = [(b.meas[0], b.meas[1], b.radius + 3.0) for b in self.balls if b.found]
+        near += [(o.cx, o.cy, max(o.half_extent, self.pin_stand_r_px[o.index]) + 1.0) for o in self.pins
+                 if o is not p and not math.isnan(o.cx) and o.state != PinState.ABSENT]
+        for nx, ny, r in near:
+            gap = math.hypot(max(bx0 - nx, 0.0, nx - bx1), max(by0 - ny, 0.0, ny - by1))
+            if gap > r:
+                continue
+            ex, ey = nx - p.cx, ny - p.cy
+            if d < 0.5 or (ex * dx + ey * dy) > 0.5 * math.hypot(ex, ey) * d:
+                return True
+        return False
 
     def _touchable(self, p: _Pin) -> bool:
         """A ball (anywhere along this frame's blur streak) or a moving pin near enough to be
@@ -1485,8 +1549,12 @@ class Tracker:
         if tight_window is not None:
             w, h = tight_window
             at_edge = blob[K.B_X0] <= 0 or blob[K.B_Y0] <= 0 or blob[K.B_X1] >= w - 1 or blob[K.B_Y1] >= h - 1
-        changed = (math.hypot(cx - p.cx, cy - p.cy) > 0.6 or abs(area - p.area) > 0.2 * max(p.area, 1.0)
-                   or abs(length_mm - p.length_mm) > 3.0 or (p.tight and at_edge))
+        # a standing pin partly under a ball's mask loses a side: its centre moves away by
+        # most of a pixel with nothing touching it (a toppling pin soon moves further)
+        shift_px = 1.2 if self._standing_under_mask(p) else 0.6
+        changed = (math.hypot(cx - p.cx, cy - p.cy) > shift_px or self._area_changed(p, area)
+                   or abs(length_mm - p.length_mm) > max(3.0, PIN_LENGTH_JITTER_PX * self.mm_px)
+                   or (p.tight and at_edge))
         if p.tight and not changed and p.stable >= 5:
             # confirmed and unchanged: its place and state stand (compared with the frame before,
             # so a pin creeping by less than 0.6 px per frame is re-placed when it is re-measured)
@@ -1565,6 +1633,25 @@ class Tracker:
         p.ax, p.ay = math.cos(ang), math.sin(ang)
         p.half_len = math.sqrt(3.0 * lam1)
         p.half_wid = max(math.sqrt(3.0 * lam2), 0.8 * self.pin_stand_r_px[k])
+
+    def _standing_under_mask(self, p: _Pin) -> bool:
+        """A confirmed standing pin that one of this frame's masks (a ball's) overlaps."""
+        if not p.tight or p.state not in (PinState.STANDING, PinState.RAIL_STANDING):
+            return False
+        r = self.pin_stand_r_px[p.index] + 1.0
+        m = self._masks
+        return any(math.hypot(m[q, 0] - p.cx, m[q, 1] - p.cy) < m[q, 2] + r for q in range(self._n_masks))
+
+    def _area_changed(self, p: _Pin, area: float) -> bool:
+        """A pin's blob changed size beyond its jitter (wider for a confirmed standing pin,
+        wider still when a mask covers part of it)."""
+        ref = max(p.area, 1.0)
+        if p.tight and p.state in (PinState.STANDING, PinState.RAIL_STANDING):
+            lo, hi = PIN_STAND_AREA_RANGE
+            if self._standing_under_mask(p):
+                lo *= 0.7
+            return not lo * ref <= area <= hi * ref
+        return abs(area - p.area) > 0.2 * ref
 
     def _pin_direction(self, blob, x0, y0, cx, cy, lam1, sxx, sxy, syy, z, xy) -> float:
         """Base -> head direction of a lying pin (table frame): along the blob's axis, towards the band."""
