@@ -1281,8 +1281,17 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
     inside = np.nonzero(hv <= 3 * sh.sig + 4.0)[0]
     if len(inside) == 0:
         return None
-    tc = float(ts[inside[0]])
     already = inside[0] == 0  # in reach from the start (pins lying across each other)
+    touch = np.nonzero(hv <= 0.0)[0]
+    if len(touch) and touch[0] > 0 and not already:
+        # the bodies meet: the contact is where the gap closes (interpolated between
+        # samples), not where it first came within the noise tolerance, which is early
+        i = int(touch[0])
+        h0, h1 = float(hv[i - 1]), float(hv[i])
+        u = h0 / (h0 - h1) if math.isfinite(h0) and h0 > h1 else 1.0
+        tc = float(ts[i - 1] + u * (ts[i] - ts[i - 1]))
+    else:
+        tc = float(ts[inside[0]])
     body = _pin_body(sh, knocker, tc, base0, lying)
     n = None
     if body is not None:
@@ -1477,8 +1486,26 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             del warnings[n_w:]
             for ep in group:
                 one(ep)
+        if len(group) > 1:
+            _chain_after_entry(events[n_ev:], {e.pin for e in group}, group[0].t_hi)
         k += len(group)
     return events, warnings
+
+
+def _chain_after_entry(group_events: list[dict], group: set[str], t_hi: float) -> None:
+    """Pins set moving in one frame whose only candidate knockers are pins of that
+    same frame are reached through the chain, so after the pin that something from
+    outside the group (a ball, an earlier pin) knocked: their contact times, each
+    only known within the frame, are kept no earlier than that entry's."""
+    def inner(e: dict) -> bool:
+        return bool(e.get("p")) and all(c in group for c in e["p"])
+    entry = [e["t"] for e in group_events if e.get("p") and not inner(e)]
+    if not entry:
+        return
+    t_entry = min(entry)
+    late = sorted((e for e in group_events if inner(e) and e["t"] <= t_entry), key=lambda e: e["t"])
+    for i, e in enumerate(late):
+        e["t"] = min(t_entry + (i + 1) * 1e-6, t_hi)
 
 
 def _balls_in_reach(sh: _Shot, ep: _Episode, t: float, exclude: str) -> list[str]:
