@@ -206,6 +206,28 @@ def test_F8_doubt_event_is_a_foul():
     assert "white1 or cue" in d["fouls"][0]["detail"]
 
 
+def test_F8_not_called_for_a_fallen_pin_pushed_again():
+    """A doubt about who pushed a pin lying where an established knock felled it is no
+    doubt about who knocked it down (source text of F8: "сбил"); a lying doubt with no
+    established knock before it, or any doubt on a standing pin, is still F8."""
+    base = [("bb", "cue", "white1"), ("cush", "white1", "left"), ("pin", "head", "white1"), ("pin", "left", "white1")]
+    shot = make_shot("A", base + [("doubt", "left", ["white1", "cue"])], down=["head", "left"])
+    shot["events"][-1]["lying"] = True
+    (d,) = play_shots([shot])
+    assert fouls(d) == [] and d["points"] == 4 and d["credited_to"] == "A"
+    assert any("already down, pushed again" in r for r in d["reasons"])
+    shot["events"][-1]["lying"] = False
+    (d,) = play_shots([shot])
+    assert fouls(d) == ["F8"]
+    alone = make_shot("A", base[:3] + [("doubt", "left", ["white1", "cue"])], down=["head", "left"])
+    alone["events"][-1]["lying"] = True
+    (d,) = play_shots([alone])
+    assert fouls(d) == ["F8"]
+    alone["events"][-1]["lying"] = "yes"
+    with pytest.raises(ContractError, match="lying"):
+        play_shots([alone])
+
+
 def test_F9_cue_side_two_penalty_points_plus_shot_points():
     (d,) = play_shots([legal_head(calls=["cue_side"])])
     assert fouls(d) == ["F9"] and d["points"] == 4 and d["credited_to"] == "B"

@@ -1370,7 +1370,8 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), False, ep.onset_row)
             roots[ep.pin] = []
             return
-        if not cands and int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) in _PIN_LYING:
+        lying_before = int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) in _PIN_LYING
+        if not cands and lying_before:
             # a lying pin shifting with nothing in reach: still sliding from its own knock,
             # or the tracker's two readings of a lying body; it is down either way, and
             # what it knocks next follows its earlier chain
@@ -1471,6 +1472,10 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                   "confidence": root_p, "frames": frames, "reason": reason, **extra}
             if forced:
                 ev["forced_doubt"] = True
+            if lying_before:
+                # a fallen pin pushed again: the adjudicator keeps its fall with the
+                # knock that felled it (F8 is about who knocked a pin down)
+                ev["lying"] = True
             events.append(ev)
             roots[ep.pin] = balls
         started[ep.pin] = (t_hit, _geom_base(ep), ep.geom[0] == "segment", ep.onset_row)

@@ -158,6 +158,14 @@ def _hand_zone(whites: list[list[float] | tuple[float, float]]) -> str:
     return "either"
 
 
+def _felled_before(events: list[dict], pin: str) -> bool:
+    """The pin's first knock among ``events`` is an established ``pin_hit`` and no doubt
+    about its fall came before (a doubtful fall is F8 whatever happens next)."""
+    mine = [e for e in events if e["type"] in ("pin_hit", "doubt") and e["pin"] == pin]
+    return bool(mine) and mine[0]["type"] == "pin_hit" and \
+        not any(e["type"] == "doubt" and not e.get("lying") for e in mine)
+
+
 def decide(record: dict, state: dict, table: TableSpec, settings: RuleSettings) -> tuple[dict, dict]:
     """Decide one validated shot record (see record.validate_shot) against ``state``.
 
@@ -239,7 +247,18 @@ def decide(record: dict, state: dict, table: TableSpec, settings: RuleSettings) 
         foul("F7", "shot made while a pin was not yet set or being set (called by the operator)")
 
     # ---- which pins fell in this shot, and who knocked them (L1–L5, F4, F5, F8, T5, T6) ----
-    doubts = {e["pin"]: e for e in raw_events if e["type"] == "doubt"}
+    doubts: dict[str, dict] = {}
+    for i, e in enumerate(raw_events):
+        if e["type"] != "doubt":
+            continue
+        if e.get("lying") and _felled_before(raw_events[:i], e["pin"]):
+            # a pin lying where an established knock felled it, pushed again by one of
+            # several balls: who knocked it down is not in doubt (F8: "which ball knocked
+            # the pin down", source text), and its fall stays with that knock
+            reasons.append(f"pin {e['pin']}, already down, pushed again by "
+                           f"{' or '.join(e.get('candidates') or []) or 'a ball'}: no doubt about its fall (F8)")
+            continue
+        doubts.setdefault(e["pin"], e)
     knocked = [p for p in PIN_IDS if after_pins[p]["state"] in DOWN_STATES and before_pins[p]["state"] not in DOWN_STATES]
     first_touch = {}
     for i, e in enumerate(events):

@@ -205,6 +205,8 @@ def _validate_event(ev: Any, field: str) -> dict:
         cands = _require_list(need("candidates"), f"{field}.candidates")
         for j, c in enumerate(cands):
             _require_id(c, f"{field}.candidates[{j}]", BALL_IDS, "ball")
+        if "lying" in ev and not isinstance(ev["lying"], bool):
+            _fail(f"{field}.lying", f"expected true or false, got {ev['lying']!r}")
     return out
 
 

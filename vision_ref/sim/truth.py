@@ -38,6 +38,12 @@ def _ball_codes(codes: np.ndarray) -> np.ndarray:
     return out
 
 
+def _lying_at(segments, t: float) -> bool:
+    """The pin lies on the cloth just before time t (its segment in effect then)."""
+    before = [sg for sg in segments if sg.t0 < t - 1e-9]
+    return bool(before) and before[-1].mode == "lying"
+
+
 def doubtful_hits(shot, fps: float, reach: float | None = None) -> list[dict]:
     """Ball knocks of pins that a camera at ``fps`` could not attribute to one ball.
 
@@ -55,7 +61,8 @@ def doubtful_hits(shot, fps: float, reach: float | None = None) -> list[dict]:
             continue
         pin = ev.data["pin"]
         knocker = ev.data["by"]
-        pin_xy = np.asarray(shot.pins.pins[PIN_IDS.index(pin)].segments[0].p)
+        segments = shot.pins.pins[PIN_IDS.index(pin)].segments
+        pin_xy = np.asarray(segments[0].p)
         cands = [knocker]
         window = np.linspace(ev.t - dt, ev.t + dt, 41)
         for i, b in enumerate(BALL_IDS):
@@ -67,7 +74,10 @@ def doubtful_hits(shot, fps: float, reach: float | None = None) -> list[dict]:
             if np.any(moving & (dist <= reach + table.pin_top_radius(pin))):
                 cands.append(b)
         if len(cands) > 1:
-            out.append({"t": ev.t, "pin": pin, "candidates": cands, "exact_by": knocker})
+            d = {"t": ev.t, "pin": pin, "candidates": cands, "exact_by": knocker}
+            if _lying_at(segments, ev.t):
+                d["lying"] = True  # knocked down earlier: a push, not a knock-down (F8)
+            out.append(d)
     return out
 
 
@@ -82,6 +92,8 @@ def shot_record(shot, fps: float | None = None) -> dict:
             d = next(d for d in doubts if (round(d["t"], 9), d["pin"]) == (round(ev.t, 9), ev.data["pin"]))
             rec = {"t": round(ev.t, 6), "type": "doubt", "pin": d["pin"], "candidates": d["candidates"],
                    "exact_by": d["exact_by"]}
+            if d.get("lying"):
+                rec["lying"] = True
         events.append(rec)
     events.sort(key=lambda e: e["t"])
     before = shot.positions_at(-1e-9)
