@@ -132,6 +132,13 @@ CHEAP_RENDER = dict(player="none", draw_cue=False, min_samples=2, blur_step_px=1
 RENDER_TAG = "c1"  # part of the cache file names: change it when CHEAP_RENDER changes
 
 
+def _same_truth(cached: dict, fresh: dict) -> bool:
+    """A cached clip's truth record still what the simulator says (``sim`` is only
+    provenance)."""
+    fresh = json.loads(json.dumps(fresh))
+    return {k: v for k, v in cached.items() if k != "sim"} == {k: v for k, v in fresh.items() if k != "sim"}
+
+
 def render_cached(name: str, shot, fps: float, size: tuple[int, int], cache: Path) -> tuple[Path, dict, float]:
     """The rendered clip (cached), its truth record and how long the render took (0 if cached)."""
     from vision_ref.camera import CameraModel
@@ -140,7 +147,10 @@ def render_cached(name: str, shot, fps: float, size: tuple[int, int], cache: Pat
     stem = f"{name}_{fps:g}fps_{size[0]}x{size[1]}_{RENDER_TAG}"
     video, truth = cache / f"{stem}.mp4", cache / f"{stem}.truth.json"
     if video.is_file() and truth.is_file():
-        return video, json.loads(truth.read_text())["record"], 0.0
+        cached = json.loads(truth.read_text())["record"]
+        if _same_truth(cached, shot.truth_record(fps)):
+            return video, cached, 0.0
+        # the shot or its truth labelling changed since this clip was cached
     cam = CameraModel.overhead(*size)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
