@@ -112,3 +112,35 @@ def test_random_shots_are_seeded_varied_and_in_contract():
         Match(["A", "B"], first="A").play(r)
     assert len({tuple(r["before"]["balls"]["cue"]) for r in recs}) == 12
     assert any(any(e["type"] == "ball_ball" for e in r["events"]) for r in recs)
+
+
+def test_f8_scenario_is_a_genuine_doubt():
+    """Two moving balls come within 3 mm of touching the doubted standing pin inside one
+    60 fps frame interval, not merely within the labelling's ball diameter."""
+    s = S.get_scenario("foul_F8_doubt")
+    shot = s.simulate(0)
+    rec = shot.truth_record(S.FPS)
+    assert S._close_doubt()(shot, rec, S.adjudicate(rec)) == 0.0
+    assert S._close_doubt(1.0)(shot, rec, S.adjudicate(rec)) < 3.0
+
+
+def test_a_falling_pin_struck_again_is_no_doubt():
+    """White1 knocks king, which is still toppling when white2 strikes it (and white1 is
+    within a ball diameter): king's fall was white1's knock (F8: who knocked it DOWN),
+    so the second knock stays a pin_hit, not a doubt. A set-up the F8 search found
+    before the labelling skipped toppling pins."""
+    setup = S.Setup.from_dict({
+        "balls": {"cue": [1058.0021, -208.0386], "white1": [457.4897, -364.8071], "white2": [273.5113, -658.4149]},
+        "strike": {"ball": "cue", "speed": 3267.876402, "angle": 3.4845098, "side": 0.1717958, "height": -0.1919144},
+        "pins": {}, "script": {}})
+    shot = setup.simulate()
+    from vision_ref.rules.table import PIN_IDS
+    from vision_ref.sim.truth import _mode_at, other_ball_clearances
+
+    again = [ev for ev in shot.events if ev.type == "pin_hit" and ev.data["by"] in ("white1", "white2")
+             and _mode_at(shot.pins.pins[PIN_IDS.index(ev.data["pin"])].segments, ev.t) == "topple"]
+    assert again and any(min(other_ball_clearances(shot, ev, 60.0).values(), default=1e9) <= 68.0 for ev in again)
+    rec = shot.truth_record(60.0)
+    for ev in again:
+        assert not any(e["type"] == "doubt" and e["pin"] == ev.data["pin"] and abs(e["t"] - ev.t) < 1e-6
+                       for e in rec["events"])

@@ -1033,7 +1033,7 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
                         dsig = math.hypot(2 * sh.sig / dist, sh.s.direction_sigma)
                         break
                 eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig, confirmed, sh.tm[r]))
-    eps.sort(key=lambda e: e.t_hi)
+    eps.sort(key=lambda e: (e.t_hi, e.onset_row))  # a tie: the one seen moving first
     return eps
 
 
@@ -1216,7 +1216,10 @@ def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, 
             def h(t, f=f):
                 return _geom_clearance(f.pos(t), geom) - reach
 
-            tc = _crossing(h, lo, hi, first=(side == "pre"))
+            # the first reach on either side: a ball is seven times a pin's mass and runs
+            # on through the pin's place after the knock, so even the path after it,
+            # traced back, enters the pin's reach at the knock (its exit is later)
+            tc = _crossing(h, lo, hi, first=True)
             miss = 1.0
             if tc is None:
                 ts = np.linspace(lo, hi, 48)
@@ -1482,9 +1485,15 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
 
     # pins that start moving in the same frame can knock each other: decide the
     # group until the roots settle (a heap pushed at once, RULES L5 / F5)
-    k = 0
-    while k < len(episodes):
-        group = [e for e in episodes[k:] if e.onset_row == episodes[k].onset_row]
+    done: set[int] = set()
+    for k, first in enumerate(episodes):
+        if k in done:
+            continue
+        # the group: every undecided episode of that onset row (sorted by t_hi, they
+        # need not be neighbours)
+        members = [j for j in range(k, len(episodes)) if j not in done and episodes[j].onset_row == first.onset_row]
+        done.update(members)
+        group = [episodes[j] for j in members]
         n_ev, n_w = len(events), len(warnings)
         for _ in range(3 if len(group) > 1 else 1):
             del events[n_ev:]
@@ -1493,7 +1502,6 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                 one(ep)
         if len(group) > 1:
             _chain_after_entry(events[n_ev:], {e.pin for e in group}, group[0].t_hi)
-        k += len(group)
     return events, warnings
 
 

@@ -482,6 +482,28 @@ FAMILIES: dict[str, Callable] = {
 }
 
 
+def _close_doubt(max_gap_mm: float = 3.0) -> Callable:
+    """Distance condition of a genuine F8: a standing pin knocked by one ball while
+    another moving ball came within ``max_gap_mm`` of touching it in the same frame
+    interval (60 fps), so no fit of the paths can tell the two apart -- not merely a
+    second ball passing within the truth labelling's ball diameter."""
+    from vision_ref.sim.truth import other_ball_clearances
+
+    def distance(shot, record, decision) -> float:
+        best = math.inf
+        for d in record["events"]:
+            if d["type"] != "doubt" or d.get("lying"):
+                continue
+            ev = next((e for e in shot.events if e.type == "pin_hit" and e.data["pin"] == d["pin"]
+                       and abs(e.t - d["t"]) < 1e-6), None)
+            if ev is not None:
+                gaps = other_ball_clearances(shot, ev, FPS).values()
+                best = min(best, min(gaps, default=math.inf))
+        return 100.0 if best == math.inf else max(best - max_gap_mm, 0.0)
+
+    return distance
+
+
 # ------------------------------------------------------------------ the library
 @dataclass(frozen=True)
 class Spec:
@@ -545,8 +567,8 @@ SPECS: list[Spec] = [
          Goal(("F5", "L5"), fouls=None, distance=_through_lying_pin), ("direct", "cue_to_pins")),
     Spec("foul_F6_wrong_ball", ("F6",), "the player strikes white1 instead of the cue ball",
          Goal(("F6",), fouls=_pins("F6")), ("wrong_ball",)),
-    Spec("foul_F8_doubt", ("F8",), "two balls reach the pins within one frame interval (60 fps): the knocker is doubtful",
-         Goal(("F8",), fouls=None), ("direct", "carom_first", "chain")),
+    Spec("foul_F8_doubt", ("F8",), "two balls reach a standing pin within one frame interval (60 fps): the knocker is doubtful",
+         Goal(("F8",), fouls=None, distance=_close_doubt()), ("direct", "carom_first", "chain")),
     Spec("B2_white_off_table", ("B2",), "white1 jumps the cushion off the table (scripted): respotted, no foul, the turn passes",
          Goal(("B2",)), ("white_off",)),
     Spec("T1_pin_moved_standing", ("T1",), "white1 touches a pin, which rocks but stays standing",

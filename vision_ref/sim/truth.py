@@ -38,10 +38,31 @@ def _ball_codes(codes: np.ndarray) -> np.ndarray:
     return out
 
 
-def _lying_at(segments, t: float) -> bool:
-    """The pin lies on the cloth just before time t (its segment in effect then)."""
+def _mode_at(segments, t: float) -> str:
+    """The pin's segment mode just before time t ("stand" before its first segment)."""
     before = [sg for sg in segments if sg.t0 < t - 1e-9]
-    return bool(before) and before[-1].mode == "lying"
+    return before[-1].mode if before else "stand"
+
+
+def other_ball_clearances(shot, ev, fps: float) -> dict[str, float]:
+    """For a ball's knock ``ev`` of a pin: every other ball moving (sliding or rolling)
+    within one frame interval of it, with the smallest gap (mm) between its surface and
+    the pin's top circle at its place then."""
+    table = shot.table
+    dt = 1.0 / float(fps)
+    pin = ev.data["pin"]
+    pin_xy = np.asarray(shot.pins.pins[PIN_IDS.index(pin)].segments[0].p)
+    window = np.linspace(ev.t - dt, ev.t + dt, 41)
+    out = {}
+    for i, b in enumerate(BALL_IDS):
+        if b == ev.data["by"]:
+            continue
+        pos, _, codes = shot.tracks[i].evaluate(window)
+        moving = (codes == K.SLIDING) | (codes == K.ROLLING)
+        if np.any(moving):
+            gap = np.hypot(pos[:, 0] - pin_xy[0], pos[:, 1] - pin_xy[1]) - table.ball_radius - table.pin_top_radius(pin)
+            out[b] = float(np.min(gap[moving]))
+    return out
 
 
 def doubtful_hits(shot, fps: float, reach: float | None = None) -> list[dict]:
@@ -49,33 +70,26 @@ def doubtful_hits(shot, fps: float, reach: float | None = None) -> list[dict]:
 
     A knock of pin P by ball A at time t is doubtful when another ball B moving
     (sliding or rolling) at some time within one frame interval of t came within
-    ``reach`` (default: a ball diameter) of P's surface. Returns
+    ``reach`` (default: a ball diameter) of P's surface. A knock of a pin already
+    toppling from an earlier knock is no doubt: that earlier knock felled it. Returns
     ``[{"t", "pin", "candidates", "exact_by"}]``.
     """
-    table = shot.table
-    reach = table.ball_diameter if reach is None else reach
-    dt = 1.0 / float(fps)
+    reach = shot.table.ball_diameter if reach is None else reach
     out = []
     for ev in shot.events:
         if ev.type != "pin_hit" or ev.data["by"] not in BALL_IDS:
             continue
         pin = ev.data["pin"]
         knocker = ev.data["by"]
-        segments = shot.pins.pins[PIN_IDS.index(pin)].segments
-        pin_xy = np.asarray(segments[0].p)
-        cands = [knocker]
-        window = np.linspace(ev.t - dt, ev.t + dt, 41)
-        for i, b in enumerate(BALL_IDS):
-            if b == knocker:
-                continue
-            pos, _, codes = shot.tracks[i].evaluate(window)
-            moving = (codes == K.SLIDING) | (codes == K.ROLLING)
-            dist = np.hypot(pos[:, 0] - pin_xy[0], pos[:, 1] - pin_xy[1]) - table.ball_radius
-            if np.any(moving & (dist <= reach + table.pin_top_radius(pin))):
-                cands.append(b)
+        mode = _mode_at(shot.pins.pins[PIN_IDS.index(pin)].segments, ev.t)
+        if mode == "topple":
+            # already falling from an earlier knock: that knock felled it (F8 asks who
+            # knocked the pin down), and no camera sees a falling pin struck again
+            continue
+        cands = [knocker] + [b for b, gap in other_ball_clearances(shot, ev, fps).items() if gap <= reach]
         if len(cands) > 1:
             d = {"t": ev.t, "pin": pin, "candidates": cands, "exact_by": knocker}
-            if _lying_at(segments, ev.t):
+            if mode == "lying":
                 d["lying"] = True  # knocked down earlier: a push, not a knock-down (F8)
             out.append(d)
     return out
