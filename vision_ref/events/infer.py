@@ -37,6 +37,7 @@ import numpy as np
 
 from vision_ref.errors import ContractError
 from vision_ref.events.fit import PathFit, fit_path, grow_fit
+from vision_ref.events.identity import relabel_plain_pins
 from vision_ref.events.segment import ShotWindow, check_tracks, mid_times, motion_onset, noise_of, rest_position
 from vision_ref.messages import BallState, PinState, Tracks
 from vision_ref.rules.record import SHOT_FORMAT, validate_shot
@@ -424,8 +425,12 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
     if not isinstance(shooter, str) or not shooter:
         raise ContractError("shooter", "must be a non-empty player id")
     settings = settings or InferenceSettings()
-    sh = _Shot(tracks, window, table, settings)
     warnings: list[str] = list(window.notes)
+    settle = max(2, int(round(0.1 * tracks.fps)))
+    end_rows = np.arange(max(window.end_row - settle + 1, window.strike_row), window.end_row + 1)
+    tracks, relabelled = relabel_plain_pins(tracks, window.start_row, window.end_row, end_rows, table)
+    warnings += relabelled
+    sh = _Shot(tracks, window, table, settings)
     if not window.complete:
         warnings.append("the tracks end before the table came to rest: the end of the shot is missing")
 
@@ -475,9 +480,7 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
     events.sort(key=lambda e: (e["t"], 0 if e["type"] == "strike" else 1))
 
     before = _position(sh, np.arange(window.start_row, max(window.strike_row, window.start_row + 1)), before=True)
-    settle = max(2, int(round(0.1 * tracks.fps)))
-    after = _position(sh, np.arange(max(window.end_row - settle + 1, window.strike_row), window.end_row + 1),
-                      before=False)
+    after = _position(sh, end_rows, before=False)
     for b in BALL_IDS:
         if b in sh.off_row:
             after["balls"][b] = None
@@ -489,7 +492,6 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             warnings.append(f"{b} not visible at the end of the shot: its last seen place is used")
     # a pin down at the end that no event names: it fell with no cause in view
     named = {e["pin"] for e in events if e["type"] in ("pin_hit", "doubt")}
-    end_rows = np.arange(max(window.end_row - settle + 1, window.strike_row), window.end_row + 1)
     unseen = (int(PinState.ABSENT), int(PinState.UNKNOWN))
     to_check: list[str] = []  # points for the referee (``_review_points``)
     for p in named:
