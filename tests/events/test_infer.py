@@ -254,6 +254,7 @@ def test_ball_struck_from_near_a_cushion_into_it(fps, phase):
     """A cue ball 9 mm off the right cushion driven into it: the cushion contact
     comes a fraction of a frame after the strike, before any moving row shows the
     approach (it was lost: the fit before it was the ball at rest)."""
+    from vision_ref.messages import BallState
     from vision_ref.rules.table import DEFAULT_TABLE as T
 
     y = -(T.half_width - T.ball_radius - 9.0)
@@ -563,3 +564,38 @@ def test_pins_set_moving_in_one_frame_are_each_decided_once():
     rec = _infer_unphased(shot, 60.0, seed=1)
     pins = [(e["pin"], e["type"], e.get("by")) for e in rec["events"] if e["type"] in ("pin_hit", "doubt")]
     assert pins == [("head", "pin_hit", "cue"), ("king", "pin_hit", "cue"), ("right", "pin_hit", "head")]
+
+
+def test_a_resting_ball_pulled_and_back_is_no_contact():
+    """A ball rolling 6 mm past a resting white: at low resolution the tracker merges
+    their blobs for a few frames and reports the white pulled towards it and back to
+    where it rested. No contact (the review corpus had one, and with it a missed F1)."""
+    from dataclasses import replace as dc_replace
+
+    from vision_ref.messages import BallState
+    from vision_ref.rules.table import DEFAULT_TABLE as T
+
+    fps = 120.0
+    lay = Layout.standard(balls={"white2": (900.0, 500.0)})  # out of the way
+    (cx, cy), (wx, wy) = lay.balls["cue"], lay.balls["white1"]
+    dist = math.hypot(wx - cx, wy - cy)
+    angle = math.atan2(wy - cy, wx - cx) + math.asin((2 * T.ball_radius + 6.0) / dist)
+    shot = simulate(lay, Strike(speed=1500.0, angle=angle))
+    truth = shot.truth_record(fps)
+    assert not any(e["type"] == "ball_ball" for e in truth["events"])
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.3, seed=4, exposure_s=0.5 / fps)
+    cue, w1 = tracks.balls["cue"].xy, tracks.balls["white1"].xy
+    closest = int(np.nanargmin(np.hypot(*(cue - w1).T)))
+    clean = infer_shot(tracks, segment_shots(tracks)[0], shooter="A")
+    assert not any(e["type"] == "ball_ball" for e in clean["events"])
+    # the flicker: white1 reported moving, dragged towards the cue ball, for 4 frames
+    tr = tracks.balls["white1"]
+    xy, st = tr.xy.copy(), tr.state.copy()
+    rows = np.arange(closest - 2, closest + 2)
+    pull = (cue[rows] - w1[rows]) * 0.45
+    xy[rows] = w1[rows] + pull
+    xy[rows[1]] = np.nan
+    st[rows] = int(BallState.MOVING)
+    flick = dc_replace(tracks, balls={**tracks.balls, "white1": dc_replace(tr, xy=xy, state=st)})
+    got = infer_shot(flick, segment_shots(flick)[0], shooter="A")
+    assert not any(e["type"] == "ball_ball" for e in got["events"]), got["events"]

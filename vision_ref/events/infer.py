@@ -721,7 +721,17 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
         fa, ga = sh.fit(a, c.t - m, "pre", own), sh.fit(a, c.t + m, "post", own)
         fb, gb = sh.fit(b, c.t - m, "pre", own), sh.fit(b, c.t + m, "post", own)
         kinked = False
-        for ball, f, g in ((a, fa, ga), (b, fb, gb)):
+        flicker = False
+        for ball, f, g, other in ((a, fa, ga, (fb, gb)), (b, fb, gb, (fa, ga))):
+            rested = _back_where_it_rested(sh, ball, c.t)
+            if rested is not None:
+                # its "motion" was the tracker's, not a hit (see the helper): the other
+                # ball's path must reach 2R from where this one rested
+                flicker = True
+                if not _reaches(sh, other, rested, c.t):
+                    c.accepted = False
+                    return
+                continue
             if f is None or g is None:
                 kinked = True  # cannot tell: keep the geometric verdict
                 continue
@@ -741,7 +751,7 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
             graze_span = max(2 * sh.dt, 1.0 / 30.0)
             depth_g = depth if graze_span == 2 * sh.dt else depth_within(graze_span)
             c.detail["graze"] = depth_g > -(2.0 * sd + 1.5)
-            if not kinked:
+            if not kinked and not flicker:
                 kinked = depth < -(3.0 * sd + 1.0)
         if not kinked and not _end_touching(sh, a, b, c.t):
             c.accepted = False
@@ -749,6 +759,54 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
         alt = _resting_ball_set_moving(sh, c)
         if alt is not None:
             _finish(sh, c, alt)
+
+
+def _back_where_it_rested(sh: _Shot, ball: str, t: float) -> np.ndarray | None:
+    """A ball at rest before ``t`` that is at rest again within a few frames, where it
+    rested (within the position noise): it was not struck. A ball passing close by a
+    resting one merges their blobs for a frame or two at low resolution and the
+    tracker reports the resting one pulled towards it and back (review corpus,
+    728x544: a cue ball passing 6 mm from a white made a contact no ball had). A
+    real hit, however soft, moves the ball on by more than the noise. Returns where it
+    rested, or None."""
+    tr = sh.tracks.balls[ball]
+    r = min(int(np.searchsorted(sh.tm, t)), sh.r1)
+    rest = int(BallState.AT_REST)
+    span = max(8, int(round(0.1 / sh.dt)))  # the flicker lasts a few frames; a hit ball rolls on
+    lo, hi = max(sh.r0, r - span), min(sh.r1, r + span)
+    off = [q for q in range(lo, hi + 1) if tr.state[q] != rest]  # the rows it was not at rest
+    if not off:
+        return None
+    m0 = off[0]
+    m1 = m0
+    while m1 + 1 <= sh.r1 and tr.state[m1 + 1] != rest:
+        m1 += 1
+    if m1 - m0 + 1 > span or any(q > m1 for q in off):
+        return None  # moving for longer, or more than once: not a flicker
+    before = np.arange(m0 - 3, m0)
+    after = np.arange(m1 + 1, m1 + 4)
+    if before[0] < sh.r0 or after[-1] > sh.r1 or np.any(tr.state[before] != rest) or np.any(tr.state[after] != rest):
+        return None
+    p0, p1 = rest_position(tr.xy, before), rest_position(tr.xy, after)
+    if p0 is None or p1 is None:
+        return None
+    return p0 if float(np.hypot(*(p1 - p0))) <= max(2.0, 4.0 * sh.sig) else None
+
+
+def _reaches(sh: _Shot, fits, at: np.ndarray, t: float) -> bool:
+    """Whether a ball's fitted path (pre and post fits) comes within 2R of a ball resting
+    at ``at`` (within its errors) in the frame either side of ``t``."""
+    ts = np.linspace(t - 2 * sh.dt, t + 2 * sh.dt, 25)
+    seen = False
+    for f in fits:
+        if f is None:
+            continue
+        seen = True
+        for x in ts:
+            gap = float(np.hypot(*(f.pos(x) - at))) - 2 * sh.R
+            if gap <= 3.0 * math.sqrt(f.var(x) + 2 * sh.sig ** 2) + 1.0:
+                return True
+    return not seen  # no path to judge by: the geometric verdict stands
 
 
 def _resting_ball_set_moving(sh: _Shot, c: _Contact) -> tuple[float, float, bool] | None:
@@ -761,7 +819,7 @@ def _resting_ball_set_moving(sh: _Shot, c: _Contact) -> tuple[float, float, bool
         st = sh.tracks.balls[rester].state
         k = next((q for q in range(max(r_lo, sh.r0 + 1), min(r_hi + 2, sh.r1 + 1))
                   if st[q] == int(BallState.MOVING) and st[q - 1] == int(BallState.AT_REST)), None)
-        if k is None:
+        if k is None or _back_where_it_rested(sh, rester, float(sh.tm[k])) is not None:
             continue
         rest_rows = np.array([q for q in range(max(sh.r0, k - 10), k) if st[q] == int(BallState.AT_REST)])
         rest = rest_position(sh.tracks.balls[rester].xy, rest_rows) if len(rest_rows) else None
