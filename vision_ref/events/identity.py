@@ -47,71 +47,76 @@ def relabel_plain_pins(tracks: Tracks, start_row: int, end_row: int, end_rows: n
     spots = {p: table.pin_spot(p) for p in PLAIN_PINS}
     pins = {p: tracks.pins[p] for p in PIN_IDS}
     warnings: list[str] = []
-    rows = np.arange(start_row, end_row + 1)
     for _ in range(len(PLAIN_PINS)):  # a cycle of three labels takes two exchanges
-        exchanged = False
-        # pins that end standing on their own spot keep their labels
-        home = {p: _on_spot(pins[p].xy[end_rows], pins[p].state[end_rows], spots[p], radius).all()
-                for p in PLAIN_PINS}
-        for x in PLAIN_PINS:
-            for y in PLAIN_PINS:
-                if x == y or home[x] or home[y]:
-                    continue
-                tx, ty = pins[x], pins[y]
-                if not _on_spot(tx.xy[end_rows], tx.state[end_rows], spots[y], radius).all():
-                    continue
-                # y's last standing on its spot within the shot: the labels part after it
-                y_on = _on_spot(ty.xy[rows], ty.state[rows], spots[y], radius)
-                if not y_on.any():
-                    continue
-                cut = int(rows[np.nonzero(y_on)[0][-1]]) + 1
-                if cut > int(end_rows[0]):
-                    continue  # y still stood there at the end: two pins on one spot, nothing to exchange
-                x_on = _on_spot(tx.xy[cut:end_row + 1], tx.state[cut:end_row + 1], spots[y], radius)
-                settled = cut + int(np.argmax(x_on))
-                pins[x], pins[y] = _swap_rows(tx, ty, slice(cut, end_row + 1))
-                # between, the rows held neither pin standing on y's spot under y's label:
-                # which pin was where is not known there, so y is reported unseen, not moving
-                pins[y] = _unseen(pins[y], slice(cut, settled))
-                frame = int(tracks.frame_index[cut])
-                warnings.append(f"pins {x} and {y} exchanged labels from frame {frame}: the pin standing on "
-                                f"{y}'s spot at the end is {y} (plain pins look alike; the tracker's labels crossed)")
-                exchanged = True
-                break
-            if exchanged:
-                break
-        if not exchanged:
+        crossed = _crossed_pair(pins, start_row, end_row, end_rows, spots, radius)
+        if crossed is None:
             break
+        x, y, cut, settled = crossed
+        pins[x], pins[y] = _swap_rows(pins[x], pins[y], slice(cut, end_row + 1))
+        # between, the rows held neither pin standing on y's spot under y's label:
+        # which pin was where is not known there, so y is reported unseen, not moving
+        pins[y] = _unseen(pins[y], slice(cut, settled))
+        warnings.append(f"pins {x} and {y} exchanged labels from frame {int(tracks.frame_index[cut])}: the pin "
+                        f"standing on {y}'s spot at the end is {y} (plain pins look alike; the tracker's labels crossed)")
     if not warnings:
         return tracks, []
     return replace(tracks, pins=pins), warnings
 
 
+def _crossed_pair(pins: dict, start_row: int, end_row: int, end_rows: np.ndarray, spots: dict,
+                  radius: float) -> tuple[str, str, int, int] | None:
+    """The first pair of crossed labels: (x, y, cut, settled) when the pin labelled x ends
+    standing on y's spot, y having stood there until row ``cut`` - 1; x's track stands
+    there from row ``settled``. None when no pair has crossed."""
+    rows = np.arange(start_row, end_row + 1)
+    # pins that end standing on their own spot keep their labels
+    home = {p: _on_spot(pins[p].xy[end_rows], pins[p].state[end_rows], spots[p], radius).all() for p in PLAIN_PINS}
+    for x in PLAIN_PINS:
+        for y in PLAIN_PINS:
+            if x == y or home[x] or home[y]:
+                continue
+            tx, ty = pins[x], pins[y]
+            if not _on_spot(tx.xy[end_rows], tx.state[end_rows], spots[y], radius).all():
+                continue
+            # y's last standing on its spot within the shot: the labels part after it
+            y_on = _on_spot(ty.xy[rows], ty.state[rows], spots[y], radius)
+            if not y_on.any():
+                continue
+            cut = int(rows[np.nonzero(y_on)[0][-1]]) + 1
+            if cut > int(end_rows[0]):
+                continue  # y still stood there at the end: two pins on one spot, nothing to exchange
+            x_on = _on_spot(tx.xy[cut:end_row + 1], tx.state[cut:end_row + 1], spots[y], radius)
+            return x, y, cut, cut + int(np.argmax(x_on))
+    return None
+
+
+# the per-row arrays of a Track
+_ROW_FIELDS = ("xy", "vel", "state", "conf", "angle")
+# what a row not seen holds (the tracker reports no pin velocity)
+_UNSEEN = {"xy": np.nan, "vel": 0.0, "state": int(PinState.UNKNOWN), "conf": 0.0, "angle": np.nan}
+
+
 def _unseen(tr, sl: slice):
     """A copy of track ``tr`` with rows ``sl`` reported as not seen."""
-    xy, vel, state, conf = tr.xy.copy(), tr.vel.copy(), tr.state.copy(), tr.conf.copy()
-    xy[sl] = np.nan
-    vel[sl] = 0.0  # (the tracker reports no pin velocity)
-    state[sl] = int(PinState.UNKNOWN)
-    conf[sl] = 0.0
-    angle = None
-    if tr.angle is not None:
-        angle = tr.angle.copy()
-        angle[sl] = np.nan
-    return replace(tr, xy=xy, vel=vel, state=state, conf=conf, angle=angle)
+    fields = {}
+    for name in _ROW_FIELDS:
+        arr = getattr(tr, name)
+        if arr is not None:
+            arr = arr.copy()
+            arr[sl] = _UNSEEN[name]
+        fields[name] = arr
+    return replace(tr, **fields)
 
 
 def _swap_rows(a, b, sl: slice):
     """Copies of tracks ``a`` and ``b`` (their object ids kept) with rows ``sl`` exchanged."""
     def part(own, other):
         fields = {}
-        for name in ("xy", "vel", "state", "conf", "angle"):
+        for name in _ROW_FIELDS:
             mine, theirs = getattr(own, name), getattr(other, name)
-            if mine is None or theirs is None:
-                fields[name] = mine
-                continue
-            arr = mine.copy()
-            arr[sl] = theirs[sl]
-            fields[name] = arr
+            if mine is not None and theirs is not None:
+                mine = mine.copy()
+                mine[sl] = theirs[sl]
+            fields[name] = mine
         return replace(own, **fields)
     return part(a, b), part(b, a)
