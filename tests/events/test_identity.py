@@ -1,11 +1,11 @@
-"""Plain pins named by the spot they stand on (vision_ref.events.identity)."""
+"""Pins named by the spot they stand on at the end (vision_ref.events.identity)."""
 
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from vision_ref.events.identity import relabel_plain_pins
+from vision_ref.events.identity import relabel_pins_by_spot
 from vision_ref.events.infer import infer_shot
 from vision_ref.events.segment import segment_shots
 from vision_ref.events.synthetic import tracks_from_truth
@@ -53,7 +53,7 @@ def _end_rows(window, fps=FPS):
 
 def test_clean_tracks_are_left_alone(one_pin):
     tracks, window = one_pin
-    out, warnings = relabel_plain_pins(tracks, window.start_row, window.end_row, _end_rows(window), DEFAULT_TABLE)
+    out, warnings = relabel_pins_by_spot(tracks, window.start_row, window.end_row, _end_rows(window), DEFAULT_TABLE)
     assert out is tracks and warnings == []
 
 
@@ -71,7 +71,7 @@ def test_crossed_labels_are_exchanged_back(one_pin):
     assert [(e["type"], e.get("pin")) for e in got["events"]] == [(e["type"], e.get("pin")) for e in clean["events"]]
     assert any("exchanged labels" in w for w in got["warnings"])
 
-    out, _ = relabel_plain_pins(crossed, window.start_row, window.end_row, _end_rows(window), DEFAULT_TABLE)
+    out, _ = relabel_pins_by_spot(crossed, window.start_row, window.end_row, _end_rows(window), DEFAULT_TABLE)
     head = out.pins["head"]
     # the rows in which neither label held the standing head are unseen, not moving
     assert np.all(head.state[cut:cut + 2] == PinState.UNKNOWN) and np.isnan(head.xy[cut:cut + 2]).all()
@@ -89,5 +89,18 @@ def test_two_pins_standing_on_one_spot_are_not_guessed(one_pin):
     st[fell:] = int(PinState.STANDING)
     pins["left"] = replace(left, xy=xy, state=st)
     odd = replace(tracks, pins=pins)
-    out, warnings = relabel_plain_pins(odd, window.start_row, window.end_row, _end_rows(window), DEFAULT_TABLE)
+    out, warnings = relabel_pins_by_spot(odd, window.start_row, window.end_row, _end_rows(window), DEFAULT_TABLE)
     assert out is odd and warnings == []
+
+
+def test_the_king_and_a_plain_pin_crossed_are_exchanged_back(one_pin):
+    """The king's label on the fallen plain pin and the plain pin's on the king standing
+    on its spot: the fallen pin is the plain one (2 points, not the king's 4)."""
+    tracks, window = one_pin
+    fell = np.nonzero(tracks.pins["left"].state == PinState.DOWN)[0][0]
+    crossed = _crossed(tracks, "king", "left", int(fell) + 10)
+    down = lambda rec: sorted(p for p, v in rec["after"]["pins"].items() if v["state"] != "standing")  # noqa: E731
+    assert down(infer_shot(crossed, window, shooter="A")) == ["left"]
+    out, warnings = relabel_pins_by_spot(crossed, window.start_row, window.end_row, _end_rows(window), DEFAULT_TABLE)
+    assert len(warnings) == 1 and "pins left and king exchanged labels" in warnings[0]
+    assert out.pins["king"].state[window.end_row] == PinState.STANDING

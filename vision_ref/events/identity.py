@@ -1,19 +1,23 @@
-"""Naming the four plain pins by the spots they stand on.
+"""Naming the pins by the spots they stand on at the end of a shot.
 
-The four plain pins (head, foot, left, right) look alike; only the king has its own
-colour. When two of them are in flight or merged with a ball's blob in one window,
-the tracker can hand one's label to the other (seen in the review corpus at
-728x544: a pin lost while a ball rolled over it took a standing neighbour's blob as
-its own, and the neighbour took the lying pin). The labels then name the wrong pin
-down, and the respot instructions put a pin on an occupied spot.
+The four plain pins (head, foot, left, right) look alike, and at a few pixels a pin
+the king is no easier to tell: its colour shows on a pixel or two. When pins are in
+flight or merged with a ball's blob in one window, the tracker can hand one's label
+to another (seen in the review corpus at 728x544: a pin lost while a ball rolled
+over it took a standing neighbour's blob as its own, and the neighbour took the
+lying pin; a plain pin standing on its spot was reported as the king, the king
+lying elsewhere under a plain pin's name). The labels then name the wrong pin down
+(a king's 4 points for a plain pin's 2), and the respot instructions put a pin on
+an occupied spot.
 
-A plain pin that ends the shot standing on another plain pin's spot, while that
-pin's track left its spot during the shot and does not end standing there, is that
-pin: the two labels are exchanged from the row after the other pin was last seen
-standing on its spot (before it both tracks held what they held), and the pin on
-the spot is reported unseen until its new track stands there (in those rows it is
-not known which blob was which). Only standing pins are used as evidence: a lying
-pin's place says nothing about which it was.
+A pin that ends the shot standing on another pin's spot, while that pin's track
+left its spot during the shot and does not end standing there, is that pin: a pin
+knocked off and landing upright within a few mm of another's spot, whose own pin
+left it, does not happen in play. The two labels are exchanged from the row after
+the other pin was last seen standing on its spot (before it both tracks held what
+they held), and the pin on the spot is reported unseen until its new track stands
+there (in those rows it is not known which blob was which). Only standing pins are
+used as evidence: a lying pin's place says nothing about which it was.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ import numpy as np
 from vision_ref.messages import PinState, Tracks
 from vision_ref.rules.table import PIN_IDS, TableSpec
 
-PLAIN_PINS = tuple(p for p in PIN_IDS if p != "king")
 _STANDING = int(PinState.STANDING)
 
 
@@ -35,19 +38,19 @@ def _on_spot(xy: np.ndarray, state: np.ndarray, spot: tuple[float, float], radiu
     return (state == _STANDING) & np.isfinite(d) & (d <= radius)
 
 
-def relabel_plain_pins(tracks: Tracks, start_row: int, end_row: int, end_rows: np.ndarray,
+def relabel_pins_by_spot(tracks: Tracks, start_row: int, end_row: int, end_rows: np.ndarray,
                        table: TableSpec) -> tuple[Tracks, list[str]]:
-    """Tracks with plain-pin labels exchanged where a pin ends standing on another's spot.
+    """Tracks with pin labels exchanged where a pin ends standing on another's spot.
 
     ``start_row``..``end_row``: the shot's rows (labels are only exchanged inside
     them); ``end_rows``: the rows that show the pins at rest at the end. Returns the
     (possibly new) tracks and one warning per exchange; the input is not modified.
     """
     radius = 0.2 * table.pin_spacing  # a standing pin is tracked to a few mm; spots are a spacing apart
-    spots = {p: table.pin_spot(p) for p in PLAIN_PINS}
+    spots = {p: table.pin_spot(p) for p in PIN_IDS}
     pins = {p: tracks.pins[p] for p in PIN_IDS}
     warnings: list[str] = []
-    for _ in range(len(PLAIN_PINS)):  # a cycle of three labels takes two exchanges
+    for _ in range(len(PIN_IDS)):  # a cycle of three labels takes two exchanges
         crossed = _crossed_pair(pins, start_row, end_row, end_rows, spots, radius)
         if crossed is None:
             break
@@ -57,7 +60,7 @@ def relabel_plain_pins(tracks: Tracks, start_row: int, end_row: int, end_rows: n
         # which pin was where is not known there, so y is reported unseen, not moving
         pins[y] = _unseen(pins[y], slice(cut, settled))
         warnings.append(f"pins {x} and {y} exchanged labels from frame {int(tracks.frame_index[cut])}: the pin "
-                        f"standing on {y}'s spot at the end is {y} (plain pins look alike; the tracker's labels crossed)")
+                        f"standing on {y}'s spot at the end is {y} (the tracker's labels crossed)")
     if not warnings:
         return tracks, []
     return replace(tracks, pins=pins), warnings
@@ -70,9 +73,9 @@ def _crossed_pair(pins: dict, start_row: int, end_row: int, end_rows: np.ndarray
     there from row ``settled``. None when no pair has crossed."""
     rows = np.arange(start_row, end_row + 1)
     # pins that end standing on their own spot keep their labels
-    home = {p: _on_spot(pins[p].xy[end_rows], pins[p].state[end_rows], spots[p], radius).all() for p in PLAIN_PINS}
-    for x in PLAIN_PINS:
-        for y in PLAIN_PINS:
+    home = {p: _on_spot(pins[p].xy[end_rows], pins[p].state[end_rows], spots[p], radius).all() for p in PIN_IDS}
+    for x in PIN_IDS:
+        for y in PIN_IDS:
             if x == y or home[x] or home[y]:
                 continue
             tx, ty = pins[x], pins[y]
