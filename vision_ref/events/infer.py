@@ -37,7 +37,7 @@ import numpy as np
 
 from vision_ref.errors import ContractError
 from vision_ref.events.fit import PathFit, fit_path, grow_fit
-from vision_ref.events.identity import relabel_plain_pins
+from vision_ref.events.identity import relabel_pins_by_spot
 from vision_ref.events.segment import ShotWindow, check_tracks, mid_times, motion_onset, noise_of, rest_position
 from vision_ref.messages import BallState, PinState, Tracks
 from vision_ref.rules.record import SHOT_FORMAT, validate_shot
@@ -45,6 +45,7 @@ from vision_ref.rules.table import BALL_IDS, CUSHION_IDS, DEFAULT_TABLE, PIN_IDS
 
 _ON_CLOTH = (int(BallState.AT_REST), int(BallState.MOVING))
 _PIN_LYING = (int(PinState.DOWN), int(PinState.RAIL_DOWN))
+_PIN_UNSEEN = (int(PinState.ABSENT), int(PinState.UNKNOWN))
 _PIN_RECORD_STATE = {
     int(PinState.STANDING): "standing",
     int(PinState.DOWN): "down",
@@ -428,7 +429,7 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
     warnings: list[str] = list(window.notes)
     settle = max(2, int(round(0.1 * tracks.fps)))
     end_rows = np.arange(max(window.end_row - settle + 1, window.strike_row), window.end_row + 1)
-    tracks, relabelled = relabel_plain_pins(tracks, window.start_row, window.end_row, end_rows, table)
+    tracks, relabelled = relabel_pins_by_spot(tracks, window.start_row, window.end_row, end_rows, table)
     warnings += relabelled
     sh = _Shot(tracks, window, table, settings)
     if not window.complete:
@@ -550,6 +551,10 @@ def _review_points(record: dict, window: ShotWindow, pin_points: list[str]) -> l
         if e["type"] == "ball_ball" and e.get("graze"):
             out.append(f"{e['a']} and {e['b']} barely met at {e['t']:.2f} s (a graze within the tracking error): "
                        "check that they touched")
+    for e in record["events"]:
+        if e["type"] == "pin_hit" and e.get("by_unseen") and record["after"]["pins"][e["pin"]]["state"] != "standing":
+            out.append(f"pin {e['pin']} started to fall at {e['t']:.2f} s with nothing seen touching it ({e['root']}'s "
+                       f"chain: only {e['root']} had moved): check what knocked it")
     out += pin_points
     if not window.complete:
         out.append("the video ends before the table came to rest: check the end of the shot")
@@ -1093,8 +1098,22 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
                         dsig = math.hypot(2 * sh.sig / dist, sh.s.direction_sigma)
                         break
                 eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig, confirmed, sh.tm[r]))
-    eps.sort(key=lambda e: (e.t_hi, e.onset_row))  # a tie: the one seen moving first
+    # in the order the pins were surely moving (a knocker before what it knocks; a tie: the
+    # one seen moving first); a pin lost from sight just after it started to move has left
+    # its place by then, however late it is seen clearly displaced
+    eps.sort(key=lambda e: (min(e.t_hi, _lost_after_onset(sh, e)), e.onset_row))
     return eps
+
+
+def _lost_after_onset(sh: _Shot, ep: _Episode) -> float:
+    """Time of the first row after the onset row in which the pin is unseen (inf if none before t_hi)."""
+    tr = sh.tracks.pins[ep.pin]
+    for q in range(ep.onset_row + 1, sh.r1 + 1):
+        if sh.tm[q] >= ep.t_hi:
+            break
+        if not np.all(np.isfinite(tr.xy[q])) or int(tr.state[q]) in _PIN_UNSEEN:
+            return float(sh.tm[q])
+    return math.inf
 
 
 def _blur_reach(sh: _Shot, pin: str) -> float:
@@ -1340,7 +1359,7 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
     ts = np.linspace(lo, hi, 64)
     hv = np.array([h(x) for x in ts])
     if not np.any(np.isfinite(hv)):
-        return None
+        return _unseen_pin_reach(sh, knocker, base0, ep, reach) if not lying else None
     inside = np.nonzero(hv <= 3 * sh.sig + 4.0)[0]
     if len(inside) == 0:
         return None
@@ -1369,6 +1388,26 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
     # an observed body interpolated between frames (a toppling pin accelerates, its
     # base may slide): coarse timing
     return tc, 0.6 * sh.dt, n
+
+
+def _unseen_pin_reach(sh: _Shot, knocker: str, base0: np.ndarray, ep: _Episode, reach: float):
+    """A toppling pin unseen throughout the onset interval: it can have knocked the resting
+    pin if that stands within its length of the base it toppled from, or of where it is
+    seen next (a ball's push slides a base before it topples). Its contact time is not
+    observed: the whole onset interval, coarse (time, sigma, direction)."""
+    if not _unseen_since_moving(sh, knocker, ep.onset_row):
+        return None
+    tgt = _geom_base(ep)
+    tr = sh.tracks.pins[knocker]
+    froms = [base0]
+    seen = np.nonzero(np.all(np.isfinite(tr.xy[ep.onset_row:sh.r1 + 1]), axis=1))[0]
+    if len(seen) and sh.tm[ep.onset_row + int(seen[0])] - sh.tm[ep.onset_row] <= UNSEEN_FALL_S:
+        froms.append(tr.xy[ep.onset_row + int(seen[0])])
+    d = min((tgt - f for f in froms), key=lambda v: float(np.hypot(*v)))
+    dist = float(np.hypot(*d))
+    if dist > sh.table.pin_height_of(knocker) + reach + 3 * sh.sig + 4.0:
+        return None
+    return 0.5 * (ep.t_lo + ep.t_hi), max(ep.t_hi - ep.t_lo, sh.dt), (d / dist if dist > 1e-6 else None)
 
 
 def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[str]]:
@@ -1453,12 +1492,32 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             # a tracker's flicker, not a knock (reporting it would call a false F8)
             warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} without moving: ignored")
             return
+        if not cands and _stays_up(sh, ep) and _ends_near_its_place(sh, ep):
+            # nothing in reach, standing at the end a few mm from where it stood: the tracker's
+            # centre of a small standing blob wandered (compression noise moves it by most of a
+            # pixel), or at most it rocked (T1). Nothing fell, so there is no knock to doubt:
+            # a doubt here would call a false F8.
+            warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} with nothing in reach, "
+                            "standing in its place at the end: ignored")
+            return
         if not cands:
-            movers = list(sh.in_play)
-            events.append({"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": movers, "confidence": 0.0,
-                           "frames": frames, "reason": "no ball or pin in reach when it started to move",
-                           "forced_doubt": True})
-            warnings.append(f"pin {ep.pin} started moving with nothing in reach")
+            movers = _balls_moved_by(sh, ep.onset_row)
+            if len(movers) == 1 and _seen_falling(sh, ep):
+                # one ball has moved so far: whatever set this pin moving unseen (a pin
+                # the tracker lost, a bounce) is of that ball's chain (L5); the root is
+                # not in doubt, only the direct knocker is not seen: the nearest thing of
+                # that chain in motion is named
+                by = _nearest_of_chain(sh, ep, movers[0], started, roots)
+                events.append({"t": t_hit, "type": "pin_hit", "pin": ep.pin, "by": by, "root": movers[0],
+                               "confidence": 1.0, "sigma": round(0.5 * (ep.t_hi - ep.t_lo), 6), "frames": frames,
+                               "root_candidates": movers, "by_unseen": True})
+                warnings.append(f"pin {ep.pin} started moving with nothing in reach: only {movers[0]} had moved, "
+                                f"so it is {movers[0]}'s chain")
+            else:
+                events.append({"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": movers, "confidence": 0.0,
+                               "frames": frames, "reason": "no ball or pin in reach when it started to move",
+                               "forced_doubt": True})
+                warnings.append(f"pin {ep.pin} started moving with nothing in reach")
             roots[ep.pin] = movers
             started.setdefault(ep.pin, (t_hit, _geom_base(ep), ep.geom[0] == "segment", ep.onset_row))
             return
@@ -1511,6 +1570,12 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                     balls.append(b)
             if len(balls) == 1 and best_root is not None:
                 doubt, weak = False, True
+        if doubt and best_root is None and len(balls) <= 1:
+            # its knocker's chain is not known (a pin moving again unexplained): any ball
+            # that has moved so far; when that is one ball, the chain is surely its own
+            balls = _balls_moved_by(sh, ep.onset_row)
+            if len(balls) == 1 and not forced and _seen_falling(sh, ep):
+                doubt, weak, best_root, root_p = False, True, balls[0], 1.0
         extra = {"p": p_rounded, "p_root": {k: round(v, 4) for k, v in root_post.items()},
                  "by_for_root": {r: max([c for c in post if (roots.get(c, []) if c in PIN_IDS else [c]) == [r]],
                                         key=post.get) for r in root_post}}
@@ -1528,9 +1593,6 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         else:
             reason = "dropped frame while it started to move" if forced else \
                 f"knocker not established at confidence {conf_needed}"
-            if best_root is None and len(balls) <= 1:
-                # its knocker's chain is not known (a pin moving again unexplained): any ball
-                balls = list(sh.in_play)
             ev = {"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": balls,
                   "confidence": root_p, "frames": frames, "reason": reason, **extra}
             if forced:
@@ -1601,6 +1663,59 @@ def _balls_in_reach(sh: _Shot, ep: _Episode, t: float, exclude: str) -> list[str
     return out
 
 
+def _nearest_of_chain(sh: _Shot, ep: _Episode, ball: str, started: dict, roots: dict) -> str:
+    """The ball, or a pin of its chain in motion (or unseen since it was) at the episode's
+    onset, last seen nearest the pin's place."""
+    target = _geom_base(ep)
+    best, best_d = ball, math.inf
+    for k in [ball] + [p for p in started if p != ep.pin and roots.get(p) == [ball]]:
+        tr = sh.tracks.balls[k] if k in BALL_IDS else sh.tracks.pins[k]
+        if k in PIN_IDS and not _pin_in_motion(sh, k, ep.onset_row):
+            continue
+        seen = np.nonzero(np.all(np.isfinite(tr.xy[sh.r0:ep.onset_row + 1]), axis=1))[0]
+        if not len(seen):
+            continue
+        d = float(np.hypot(*(tr.xy[sh.r0 + int(seen[-1])] - target)))
+        if d < best_d:
+            best, best_d = k, d
+    return best
+
+
+def _balls_moved_by(sh: _Shot, row: int) -> list[str]:
+    """Balls on the table at ``row`` and reported moving, or unseen, in some row from the strike
+    to ``row``: only they can be at the root of what moves by then (a ball never moved set
+    nothing moving)."""
+    lo, hi = max(sh.w.strike_row - 1, sh.r0), max(row, sh.w.strike_row) + 1
+    return [b for b in BALL_IDS if not (b in sh.off_row and sh.off_row[b] <= row - 1)
+            and (sh.moving[b][lo:hi].any() or not sh.valid[b][lo:hi].all())]
+
+
+STOOD_AGAIN_S = 0.25  # longer than a flicker, shorter than any toppling pin takes to be still
+
+
+def _seen_falling(sh: _Shot, ep: _Episode) -> bool:
+    """The episode is a fall seen: the pin is seen lying after its onset, and (a standing
+    pin) not standing in its place again within STOOD_AGAIN_S first. A pin that vanished
+    to the end, or stood again, may be the tracker's misreading (or a rock, T1)."""
+    tr = sh.tracks.pins[ep.pin]
+    later = tr.state[ep.onset_row + 1:sh.r1 + 1]
+    return bool(np.isin(later, _PIN_LYING).any()) and not _stood_again(sh, ep)
+
+
+def _stood_again(sh: _Shot, ep: _Episode) -> bool:
+    """A standing pin's episode after which it is seen standing in its place again within STOOD_AGAIN_S."""
+    if ep.geom[0] != "circle":
+        return False
+    tr = sh.tracks.pins[ep.pin]
+    for q in range(ep.onset_row + 1, sh.r1 + 1):
+        if sh.tm[q] - sh.tm[ep.onset_row] > STOOD_AGAIN_S:
+            break
+        if int(tr.state[q]) == int(PinState.STANDING) and np.all(np.isfinite(tr.xy[q])) \
+                and float(np.hypot(*(tr.xy[q] - ep.geom[1]))) <= sh.clear_mm:
+            return True
+    return False
+
+
 def _stays_up(sh: _Shot, ep: _Episode) -> bool:
     """The pin is standing again at the end of the window (and was standing before)."""
     st = sh.tracks.pins[ep.pin].state
@@ -1620,6 +1735,15 @@ def _stands_again(sh: _Shot, ep: _Episode) -> bool:
     return False
 
 
+def _ends_near_its_place(sh: _Shot, ep: _Episode) -> bool:
+    """A standing pin's episode that ends with the pin within ``2 clear_mm`` of the place it
+    stood (the end of the shot's window)."""
+    if ep.geom[0] != "circle":
+        return False
+    end = sh.tracks.pins[ep.pin].xy[sh.r1]
+    return bool(np.all(np.isfinite(end))) and float(np.hypot(*(end - ep.geom[1]))) <= 2.0 * sh.clear_mm
+
+
 def _back_in_place(sh: _Shot, ep: _Episode) -> bool:
     """A standing pin's episode with no displacement seen, standing again within two
     frames and on the same place (within ``clear_mm``) at the end of the window (a pin
@@ -1634,7 +1758,9 @@ def _back_in_place(sh: _Shot, ep: _Episode) -> bool:
 
 
 def _pin_in_motion(sh: _Shot, pin: str, row: int) -> bool:
-    """The pin moves around this row (a resting pin knocks nothing)."""
+    """The pin moves around this row (a resting pin knocks nothing), or it is unseen there
+    since it was last seen moving, at most ``UNSEEN_FALL_S`` ago (a toppling pin merged
+    with a ball's blob or tumbling too fast for its blob to be found is still falling)."""
     tr = sh.tracks.pins[pin]
     for r in (row - 1, row):
         if r < 1:
@@ -1644,7 +1770,21 @@ def _pin_in_motion(sh: _Shot, pin: str, row: int) -> bool:
         step = tr.xy[r] - tr.xy[r - 1]
         if np.all(np.isfinite(step)) and float(np.hypot(*step)) > 6 * sh.sig + 1.0:
             return True
-    return False
+    return _unseen_since_moving(sh, pin, row)
+
+
+UNSEEN_FALL_S = 0.4  # a pin topples in about 0.3 s: unseen longer, it is no longer taken as falling
+
+
+def _unseen_since_moving(sh: _Shot, pin: str, row: int) -> bool:
+    """Pin unseen at ``row`` and in the rows back to where it was last seen, moving, within UNSEEN_FALL_S."""
+    tr = sh.tracks.pins[pin]
+    r = row
+    while r >= 0 and (not np.all(np.isfinite(tr.xy[r])) or int(tr.state[r]) in _PIN_UNSEEN):
+        if sh.tm[row] - sh.tm[r] > UNSEEN_FALL_S:
+            return False
+        r -= 1
+    return r < row and r >= 0 and int(tr.state[r]) == int(PinState.MOVING)
 
 
 def _geom_base(ep: _Episode) -> np.ndarray:
