@@ -425,6 +425,7 @@ def test_a_knocked_pin_never_seen_again_is_down_unless_a_ball_hides_it(pin_shot)
 
 
 def test_points_to_check_name_grazes_hidden_pins_and_pins_in_one_place():
+    from vision_ref.events.infer import _review_points
 
     window = ShotWindow(start_row=0, strike_row=5, end_row=50, struck="cue", strike_t=0.1, strike_sigma=0.001)
     pins = {p: {"at": list(xy), "state": "standing"} for p, xy in
