@@ -35,9 +35,9 @@ class PathFit:
 
     def __post_init__(self) -> None:
         # plain floats for the scalar fast path (inference evaluates fits ~1e5 times a shot)
-        self._cx = tuple(float(v) for v in self.coef[:, 0])
-        self._cy = tuple(float(v) for v in self.coef[:, 1])
-        self._cov = tuple(tuple(float(v) for v in row) for row in self.cov)
+        self._cx = tuple(self.coef[:, 0].tolist())
+        self._cy = tuple(self.coef[:, 1].tolist())
+        self._cov = tuple(tuple(row) for row in self.cov.tolist())
 
     def pos(self, t) -> np.ndarray:
         if isinstance(t, (float, int, np.floating)):
@@ -47,11 +47,15 @@ class PathFit:
                 x = x * tau + cx
                 y = y * tau + cy
             return np.array((x, y))
+        # many times at once: the same Horner steps elementwise (the same floats as
+        # the scalar path, so a sampled clearance and its bisection agree)
         tau = np.asarray(t, dtype=np.float64) - self.t0
-        out = np.zeros(np.shape(tau) + (2,))
-        for k in range(self.coef.shape[0]):
-            out += self.coef[k] * (tau**k)[..., None]
-        return out
+        x = np.full(np.shape(tau), self._cx[-1])
+        y = np.full(np.shape(tau), self._cy[-1])
+        for cx, cy in zip(reversed(self._cx[:-1]), reversed(self._cy[:-1])):
+            x = x * tau + cx
+            y = y * tau + cy
+        return np.stack((x, y), axis=-1)
 
     def vel(self, t) -> np.ndarray:
         tau = np.asarray(t, dtype=np.float64) - self.t0
@@ -81,17 +85,66 @@ def fit_path(t: np.ndarray, xy: np.ndarray, rows: np.ndarray, sigma: float, deg:
     deg = min(deg, n - 1)
     tt = t[rows]
     t0 = float(tt.mean())
-    X = np.vander(tt - t0, deg + 1, increasing=True)
     Y = xy[rows]
-    coef, *_ = np.linalg.lstsq(X, Y, rcond=None)
-    resid = Y - X @ coef
+    tau = tt - t0
+    solved = _solve_small(tau, Y, deg) if deg <= 2 else None
+    if solved is None:
+        # a degenerate design (repeated times) or a higher degree: the general solver
+        X = np.vander(tau, deg + 1, increasing=True)
+        coef, *_ = np.linalg.lstsq(X, Y, rcond=None)
+        resid = Y - X @ coef
+        inv = np.linalg.pinv(X.T @ X)
+    else:
+        coef, resid, inv = solved
     dof = 2 * (n - deg - 1)
     rms = math.sqrt(float((resid * resid).sum()) / dof) if dof > 0 else 0.0
     s = max(sigma, rms)
-    cov = s * s * np.linalg.pinv(X.T @ X)
+    cov = s * s * inv
     if n == 1:
         cov = np.array([[sigma * sigma]])
     return PathFit(t0, coef, cov, rms, rows, float(tt.min()), float(tt.max()))
+
+
+def _solve_small(tau: np.ndarray, Y: np.ndarray, deg: int):
+    """Closed-form least squares of degree <= 2 on centred times: the normal equations
+    of the time scaled to [-1, 1] (well conditioned), inverted by the adjugate.
+
+    fit_path runs thousands of times a shot on a handful of rows, where numpy's
+    general lstsq + pinv (an SVD each) cost ten times the arithmetic. Returns
+    (coef, residuals, (X^T X)^-1 in the unscaled time) or None when the design is
+    degenerate (then the caller uses the general solver)."""
+    h = float(np.abs(tau).max())
+    if deg == 0:
+        coef = Y.mean(axis=0, keepdims=True)
+        return coef, Y - coef, np.array([[1.0 / len(tau)]])
+    if not h > 0.0:
+        return None
+    u = tau / h
+    X = np.empty((len(u), deg + 1))
+    X[:, 0] = 1.0
+    X[:, 1] = u
+    if deg == 2:
+        X[:, 2] = u * u
+    A = (X.T @ X).tolist()
+    if deg == 1:
+        (a, b), (_, d) = A
+        det = a * d - b * b
+        if not det > 1e-9 * a * d:
+            return None
+        ainv = np.array([[d, -b], [-b, a]]) / det
+    else:
+        (a, b, c), (_, e, f), (_, _, i) = A
+        # adjugate of the symmetric [[a b c] [b e f] [c f i]]
+        A11, A12, A13 = e * i - f * f, c * f - b * i, b * f - c * e
+        A22, A23, A33 = a * i - c * c, b * c - a * f, a * e - b * b
+        det = a * A11 + b * A12 + c * A13
+        if not det > 1e-9 * a * e * i:
+            return None
+        ainv = np.array([[A11, A12, A13], [A12, A22, A23], [A13, A23, A33]]) / det
+    coef_u = ainv @ (X.T @ Y)
+    resid = Y - X @ coef_u
+    scale = h ** -np.arange(deg + 1)  # coefficients of u^k -> of tau^k
+    return coef_u * scale[:, None], resid, ainv * np.outer(scale, scale)
 
 
 def grow_fit(t: np.ndarray, xy: np.ndarray, rows: list[int] | np.ndarray, sigma: float,

@@ -103,6 +103,9 @@ class InferenceSettings:
 
 
 # ------------------------------------------------------------------ helpers
+_UNFITTED = object()  # _Shot._fit_from's memo: not fitted yet (None is a result)
+
+
 @dataclass
 class _Contact:
     kind: str  # ball_ball | cushion | ball_pin
@@ -239,6 +242,7 @@ class _Shot:
         self.in_play = [b for b in BALL_IDS if b not in self.off_row]  # balls still on the table
         self.clear_mm = 8 * self.sig + 2.0  # a pin this far off its place has surely moved
         self.pin_rest = {}
+        self._fits: dict[tuple, PathFit | None] = {}  # _fit_from's memo
 
     # ---- fits
     def fit(self, ball: str, t_ref: float, side: str, own: tuple = ()) -> PathFit | None:
@@ -273,9 +277,20 @@ class _Shot:
         return (idx + self.r0).tolist()
 
     def _fit_from(self, ball: str, rows: list[int]) -> PathFit | None:
-        tr = self.tracks.balls[ball]
         if not rows:
             return None
+        # The fit reads at most the first 2 * max_rows rows (a resting run, or a fit grown
+        # to max_rows that stops at the first row it rejects), and the contact timing
+        # asks for the same rows again and again (each refinement, each of the three
+        # passes over the candidates): memoised per shot. Fits are never modified.
+        key = (ball, tuple(rows[: 2 * self.max_rows]))
+        f = self._fits.get(key, _UNFITTED)
+        if f is _UNFITTED:
+            f = self._fits[key] = self._fit_rows_now(ball, rows)
+        return f
+
+    def _fit_rows_now(self, ball: str, rows: list[int]) -> PathFit | None:
+        tr = self.tracks.balls[ball]
         at_rest = [r for r in rows[: 2 * self.max_rows] if tr.state[r] == int(BallState.AT_REST)]
         if len(at_rest) >= 2 and at_rest[:2] == rows[:2]:
             # still on this side of the contact: a constant, not an extrapolated drift
