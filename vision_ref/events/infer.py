@@ -126,38 +126,46 @@ class _Contact:
 
 def _crossing(h, a: float, b: float, first: bool, n: int = 96) -> float | None:
     """Time in [a, b] where h goes from > 0 to <= 0 (first=True: the earliest such) or
-    from <= 0 to > 0 (first=False: the latest); None when h does not cross."""
+    from <= 0 to > 0 (first=False: the latest); None when h does not cross.
+
+    ``h`` takes an array of times (it returns the array of its values) as well as a
+    float: the scan and the bisection sample it many times at once."""
     if not (b > a):
         return None
     ts = np.linspace(a, b, n)
-    hv = np.array([h(x) for x in ts])
+    hv = np.asarray(h(ts), dtype=np.float64)
     if not np.all(np.isfinite(hv)):
         return None
     inside = hv <= 0
     if first:
         idx = np.nonzero(~inside[:-1] & inside[1:])[0]
-        if len(idx) == 0:
-            return None
-        k = int(idx[0])
-        lo, hi = ts[k], ts[k + 1]
-        for _ in range(40):
-            m = 0.5 * (lo + hi)
-            if h(m) > 0:
-                lo = m
-            else:
-                hi = m
-        return 0.5 * (lo + hi)
-    idx = np.nonzero(inside[:-1] & ~inside[1:])[0]
+    else:
+        idx = np.nonzero(inside[:-1] & ~inside[1:])[0]
     if len(idx) == 0:
         return None
-    k = int(idx[-1])
-    lo, hi = ts[k], ts[k + 1]
-    for _ in range(40):
-        m = 0.5 * (lo + hi)
-        if h(m) <= 0:
-            lo = m
-        else:
-            hi = m
+    k = int(idx[0] if first else idx[-1])
+    # lo stays on the side the crossing leaves (h > 0 going in, h <= 0 coming out)
+    return _bisect(h, ts[k], ts[k + 1], (lambda v: v > 0) if first else (lambda v: v <= 0))
+
+
+def _bisect(h, lo: float, hi: float, lo_side, steps: int = 40, levels: int = 8) -> float:
+    """``steps`` halvings of [lo, hi] keeping ``lo_side(h(lo))`` true and false at hi;
+    the midpoint of the last interval. Done ``levels`` halvings at a time: h is
+    evaluated at once on the 2^levels - 1 points a run of halvings can visit, and the
+    halvings then walk those values (the same choices as one midpoint at a time)."""
+    m = 1 << levels
+    j = np.arange(1, m)
+    for _ in range(steps // levels):
+        pts = lo + (hi - lo) * (j / m)
+        keep = lo_side(np.asarray(h(pts), dtype=np.float64))
+        il, ih = 0, m
+        for _ in range(levels):
+            mid = (il + ih) >> 1
+            if keep[mid - 1]:
+                il = mid
+            else:
+                ih = mid
+        lo, hi = (pts[il - 1] if il else lo), (pts[ih - 1] if ih < m else hi)
     return 0.5 * (lo + hi)
 
 
@@ -168,6 +176,19 @@ def _seg_point_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     L2 = abx * abx + aby * aby
     u = 0.0 if L2 < 1e-12 else min(max(((px - ax) * abx + (py - ay) * aby) / L2, 0.0), 1.0)
     return math.hypot(px - ax - u * abx, py - ay - u * aby)
+
+
+def _seg_point_dists(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``_seg_point_dist`` for many points p (n, 2) and one segment a-b, or one point p
+    and many segments a, b (n, 2): the same arithmetic elementwise."""
+    p, a, b = (np.asarray(x, dtype=np.float64) for x in (p, a, b))
+    ab = b - a
+    abx, aby = ab[..., 0], ab[..., 1]
+    apx, apy = p[..., 0] - a[..., 0], p[..., 1] - a[..., 1]
+    L2 = abx * abx + aby * aby
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(L2 < 1e-12, 0.0, np.minimum(np.maximum((apx * abx + apy * aby) / L2, 0.0), 1.0))
+    return np.hypot(apx - u * abx, apy - u * aby)
 
 
 def _seg_seg_dist(a1, b1, a2, b2) -> float:
@@ -332,7 +353,7 @@ class _Shot:
                 if h is None:
                     continue
                 ts = np.linspace(a, b, 64)
-                hv = np.array([h(x) for x in ts])
+                hv = np.asarray(h(ts), dtype=np.float64)
                 k = int(np.argmin(hv))
                 tol = 2.0 * math.sqrt(v(ts[k])) + 0.3
                 if hv[k] <= tol:
@@ -712,14 +733,16 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
         two_r = 2 * sh.R
         h_pre = v_pre = h_post = v_post = None
         if fa is not None and fb is not None:
-            def h_pre(t, fa=fa, fb=fb):
-                return float(np.hypot(*(fa.pos(t) - fb.pos(t)))) - two_r
+            def h_pre(t, fa=fa, fb=fb):  # t: a float or an array (see _crossing)
+                d = fa.pos(t) - fb.pos(t)
+                return np.hypot(d[..., 0], d[..., 1]) - two_r
 
             def v_pre(t, fa=fa, fb=fb):
                 return fa.var(t) + fb.var(t)
         if ga is not None and gb is not None:
             def h_post(t, ga=ga, gb=gb):
-                return float(np.hypot(*(ga.pos(t) - gb.pos(t)))) - two_r
+                d = ga.pos(t) - gb.pos(t)
+                return np.hypot(d[..., 0], d[..., 1]) - two_r
 
             def v_post(t, ga=ga, gb=gb):
                 return ga.var(t) + gb.var(t)
@@ -918,14 +941,14 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
         g = None if c.off_table else sh.fit(ball, t_post, "post", own)
         h_pre = v_pre = h_post = v_post = None
         if f is not None and f.deg > 0:
-            def h_pre(t, f=f):
-                return bound - sgn * float(f.pos(t)[k])
+            def h_pre(t, f=f):  # t: a float or an array (see _crossing)
+                return bound - sgn * f.pos(t)[..., k]
 
             def v_pre(t, f=f):
                 return f.var(t)
         if g is not None and g.deg > 0:
             def h_post(t, g=g):
-                return bound - sgn * float(g.pos(t)[k])
+                return bound - sgn * g.pos(t)[..., k]
 
             def v_post(t, g=g):
                 return g.var(t)
@@ -1056,6 +1079,22 @@ def _geom_clearance(p: np.ndarray, geom) -> float:
     if geom[0] == "circle":
         return float(math.hypot(p[0] - geom[1][0], p[1] - geom[1][1]))
     return _seg_point_dist(p, geom[1], geom[2])
+
+
+def _geom_clearances(p: np.ndarray, geom) -> np.ndarray:
+    """``_geom_clearance`` of many points (n, 2) at once."""
+    if geom[0] == "circle":
+        return np.hypot(p[:, 0] - geom[1][0], p[:, 1] - geom[1][1])
+    return _seg_point_dists(p, geom[1], geom[2])
+
+
+def _clearance_of(f: PathFit, geom, reach: float):
+    """h(t) for _crossing: the fitted path's clearance from a pin's geometry."""
+    def h(t):
+        if np.ndim(t):
+            return _geom_clearances(f.pos(t), geom) - reach
+        return _geom_clearance(f.pos(t), geom) - reach
+    return h
 
 
 @dataclass
@@ -1234,7 +1273,7 @@ def _time_ball_pin(sh: _Shot, c: _Contact) -> None:
     if f is None:
         c.accepted = False
         return
-    tp = _crossing(lambda t: _geom_clearance(f.pos(t), geom) - reach, lo, hi, first=True)
+    tp = _crossing(_clearance_of(f, geom, reach), lo, hi, first=True)
     # only a pin that starts moving then was touched (a ball crossing the place of a
     # pin already knocked away is no contact)
     c.accepted = tp is not None and any(
@@ -1288,9 +1327,7 @@ def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, 
                 f = None  # a ball at rest knocks nothing
                 break
 
-            def h(t, f=f):
-                return _geom_clearance(f.pos(t), geom) - reach
-
+            h = _clearance_of(f, geom, reach)
             # the first reach on either side: a ball is seven times a pin's mass and runs
             # on through the pin's place after the knock, so even the path after it,
             # traced back, enters the pin's reach at the knock (its exit is later)
@@ -1298,7 +1335,7 @@ def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, 
             miss = 1.0
             if tc is None:
                 ts = np.linspace(lo, hi, 48)
-                hv = np.array([h(x) for x in ts])
+                hv = h(ts)
                 k = int(np.argmin(hv))
                 beyond = hv[k] - 2.5 * math.sqrt(f.var(ts[k])) - 0.5
                 if beyond > sh.s.slack_mm:
