@@ -196,6 +196,20 @@ def _seg_seg_dist(a1, b1, a2, b2) -> float:
                _seg_point_dist(a2, a1, b1), _seg_point_dist(b2, a1, b1)) if not _segments_cross(a1, b1, a2, b2) else 0.0
 
 
+def _seg_seg_dists(a1: np.ndarray, b1: np.ndarray, a2, b2) -> np.ndarray:
+    """``_seg_seg_dist`` of many segments a1-b1 (n, 2) from one segment a2-b2."""
+    a2, b2 = np.asarray(a2, dtype=np.float64), np.asarray(b2, dtype=np.float64)
+
+    def orient(p, q, r):
+        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
+    d1, d2 = orient(a2, b2, a1), orient(a2, b2, b1)
+    d3, d4 = orient(a1, b1, a2), orient(a1, b1, b2)
+    cross = (d1 * d2 < 0) & (d3 * d4 < 0)
+    d = np.minimum(np.minimum(_seg_point_dists(a1, a2, b2), _seg_point_dists(b1, a2, b2)),
+                   np.minimum(_seg_point_dists(a2, a1, b1), _seg_point_dists(b2, a1, b1)))
+    return np.where(cross, 0.0, d)
+
+
 def _segments_cross(a1, b1, a2, b2) -> bool:
     def orient(p, q, r):
         return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
@@ -384,22 +398,24 @@ class _Shot:
 def _pair_intervals(sh: _Shot, a: str, b: str) -> list[tuple[int, int]]:
     """Row spans (last row before, first row after) where balls a, b may touch."""
     xa, xb = sh.tracks.balls[a].xy, sh.tracks.balls[b].xy
-    va, vb = sh.valid[a], sh.valid[b]
-    rows = [r for r in range(max(sh.r0, sh.w.strike_row - 1), sh.r1 + 1) if va[r] and vb[r]]
-    spans = []
-    for r, q in zip(rows[:-1], rows[1:]):
-        d0 = xa[r] - xb[r]
-        d1 = xa[q] - xb[q]
-        rel = d1 - d0
-        moved = float(np.hypot(*(xa[q] - xa[r]))) + float(np.hypot(*(xb[q] - xb[r])))
-        if not (sh.moving[a][r] or sh.moving[a][q] or sh.moving[b][r] or sh.moving[b][q]):
-            continue
-        L2 = float(rel @ rel)
-        u = 0.0 if L2 < 1e-12 else min(max(-float(d0 @ rel) / L2, 0.0), 1.0)
-        dmin = float(np.hypot(*(d0 + u * rel)))
-        if dmin <= 2 * sh.R + 0.5 * moved + 5 * sh.sig + sh.s.slack_mm:
-            spans.append((r, q))
-    return _merge(spans)
+    lo = max(sh.r0, sh.w.strike_row - 1)
+    rows = np.nonzero(sh.valid[a][lo:sh.r1 + 1] & sh.valid[b][lo:sh.r1 + 1])[0] + lo
+    # consecutive rows both balls are seen, as arrays (this runs per pair every shot)
+    r, q = rows[:-1], rows[1:]
+    d0 = xa[r] - xb[r]
+    rel = (xa[q] - xb[q]) - d0
+    step_a, step_b = xa[q] - xa[r], xb[q] - xb[r]
+    moved = np.hypot(step_a[:, 0], step_a[:, 1]) + np.hypot(step_b[:, 0], step_b[:, 1])
+    ma, mb = sh.moving[a], sh.moving[b]
+    moving = ma[r] | ma[q] | mb[r] | mb[q]
+    # closest approach of the straight-line relative motion between the two rows
+    L2 = rel[:, 0] * rel[:, 0] + rel[:, 1] * rel[:, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(L2 < 1e-12, 0.0,
+                     np.minimum(np.maximum(-(d0[:, 0] * rel[:, 0] + d0[:, 1] * rel[:, 1]) / L2, 0.0), 1.0))
+    dmin = np.hypot(d0[:, 0] + u * rel[:, 0], d0[:, 1] + u * rel[:, 1])
+    hit = moving & (dmin <= 2 * sh.R + 0.5 * moved + 5 * sh.sig + sh.s.slack_mm)
+    return _merge(list(zip(r[hit].tolist(), q[hit].tolist())))
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -1236,29 +1252,61 @@ def _pin_body(sh: _Shot, pin: str, t: float, base0: np.ndarray, lying: bool = Fa
     return c - u, c + u
 
 
+def _pin_bodies(sh: _Shot, pin: str, ts: np.ndarray, base0: np.ndarray, lying: bool = False):
+    """``_pin_body`` at many times at once: (a, b, seen), a and b (n, 2); ``seen`` False
+    where the pin is not seen at both rows around the time (``_pin_body`` None)."""
+    tr = sh.tracks.pins[pin]
+    tm = sh.tm
+    k = np.clip(np.searchsorted(tm, ts) - 1, 0, len(tm) - 2)
+    c0, c1 = tr.xy[k], tr.xy[k + 1]
+    seen = np.isfinite(c0[:, 0] + c0[:, 1]) & np.isfinite(c1[:, 0] + c1[:, 1])
+    f = np.minimum(np.maximum((ts - tm[k]) / (tm[k + 1] - tm[k]), 0.0), 1.0)
+    c = c0 + f[:, None] * (c1 - c0)
+    half = 0.5 * sh.table.pin_height_of(pin)
+    d = c - base0
+    toppling = np.hypot(d[:, 0], d[:, 1]) <= half + 2.0
+    if lying:
+        toppling[:] = False
+    ang = np.arctan2(d[:, 1], d[:, 0])
+    if tr.angle is not None:
+        ang = np.where(np.isfinite(tr.angle[k]), tr.angle[k], ang)
+    u = np.stack((np.cos(ang), np.sin(ang)), axis=1) * half
+    # toppling about its base: from the base to twice the centre offset; else round its centre
+    a = np.where(toppling[:, None], base0, c - u)
+    b = np.where(toppling[:, None], base0 + 2.0 * d, c + u)
+    return a, b, seen
+
+
 def _ball_pin_candidates(sh: _Shot) -> list[_Contact]:
     """Frame intervals where a ball passes near a pin's resting place (breaks for fits)."""
     out = []
     reach_max = sh.R + max(sh.table.pin_top_radius(p) for p in PIN_IDS) + 0.5 * sh.table.king_height
+    lo = max(sh.r0, sh.w.strike_row - 1)
+    # per ball, its consecutive seen rows r -> q while it moves, as arrays (scanned per pin)
+    moves = {}
+    for b in BALL_IDS:
+        xy = sh.tracks.balls[b].xy
+        rows = np.nonzero(sh.valid[b][lo:sh.r1 + 1])[0] + lo
+        r, q = rows[:-1], rows[1:]
+        keep = sh.moving[b][r] | sh.moving[b][q]
+        r, q = r[keep], q[keep]
+        step = np.hypot(*(xy[q] - xy[r]).T)
+        moves[b] = (r, q, xy[r], xy[q], reach_max + 0.5 * step + sh.s.slack_mm)
     for p in PIN_IDS:
         tr = sh.tracks.pins[p]
         pos0 = rest_position(tr.xy, np.arange(sh.r0, max(sh.w.strike_row, sh.r0 + 1)))
         if pos0 is None:
             continue
+        pin_seen = np.all(np.isfinite(tr.xy), axis=1)
         for b in BALL_IDS:
-            xy = sh.tracks.balls[b].xy
-            rows = [r for r in range(max(sh.r0, sh.w.strike_row - 1), sh.r1 + 1) if sh.valid[b][r]]
-            spans = []
-            for r, q in zip(rows[:-1], rows[1:]):
-                step = float(np.hypot(*(xy[q] - xy[r])))
-                if not (sh.moving[b][r] or sh.moving[b][q]):
-                    continue
-                pin_now = tr.xy[q] if np.all(np.isfinite(tr.xy[q])) else pos0
-                d = min(_seg_point_dist(pos0, xy[r], xy[q]), _seg_point_dist(pin_now, xy[r], xy[q]))
-                if d <= reach_max + 0.5 * step + sh.s.slack_mm:
-                    spans.append((r, q))
-            for r, q in _merge(spans):
-                out.append(_Contact("ball_pin", (b, p), 0.5 * (sh.tm[r] + sh.tm[q]), rows=(r, q),
+            r, q, xr, xq, reach = moves[b]
+            # the segment the ball ran between the rows against the pin's resting place
+            # and against where the pin is seen at the later row
+            pin_now = np.where(pin_seen[q][:, None], tr.xy[q], pos0)
+            d = np.minimum(_seg_point_dists(pos0, xr, xq), _seg_point_dists(pin_now, xr, xq))
+            hit = d <= reach
+            for r_, q_ in _merge(list(zip(r[hit].tolist(), q[hit].tolist()))):
+                out.append(_Contact("ball_pin", (b, p), 0.5 * (sh.tm[r_] + sh.tm[q_]), rows=(r_, q_),
                                     detail={"pos0": pos0}))
     return out
 
@@ -1381,16 +1429,13 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
     if hi <= lo:
         return None
 
-    def h(t):
-        body = _pin_body(sh, knocker, t, base0, lying)
-        if body is None:
-            return math.inf
-        if ep.geom[0] == "circle":
-            return _seg_point_dist(ep.geom[1], body[0], body[1]) - reach
-        return _seg_seg_dist(body[0], body[1], ep.geom[1], ep.geom[2]) - reach
-
     ts = np.linspace(lo, hi, 64)
-    hv = np.array([h(x) for x in ts])
+    a, b, seen = _pin_bodies(sh, knocker, ts, base0, lying)
+    if ep.geom[0] == "circle":
+        dist = _seg_point_dists(ep.geom[1], a, b)
+    else:
+        dist = _seg_seg_dists(a, b, ep.geom[1], ep.geom[2])
+    hv = np.where(seen, dist - reach, math.inf)
     if not np.any(np.isfinite(hv)):
         return None
     inside = np.nonzero(hv <= 3 * sh.sig + 4.0)[0]
