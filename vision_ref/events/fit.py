@@ -50,12 +50,14 @@ class PathFit:
         # many times at once: the same Horner steps elementwise (the same floats as
         # the scalar path, so a sampled clearance and its bisection agree)
         tau = np.asarray(t, dtype=np.float64) - self.t0
-        x = np.full(np.shape(tau), self._cx[-1])
-        y = np.full(np.shape(tau), self._cy[-1])
-        for cx, cy in zip(reversed(self._cx[:-1]), reversed(self._cy[:-1])):
+        x = y = 0.0
+        for cx, cy in zip(reversed(self._cx), reversed(self._cy)):
             x = x * tau + cx
             y = y * tau + cy
-        return np.stack((x, y), axis=-1)
+        out = np.empty(tau.shape + (2,))
+        out[..., 0] = x
+        out[..., 1] = y
+        return out
 
     def vel(self, t) -> np.ndarray:
         tau = np.asarray(t, dtype=np.float64) - self.t0
