@@ -104,6 +104,9 @@ class InferenceSettings:
 
 
 # ------------------------------------------------------------------ helpers
+_UNFITTED = object()  # _Shot._fit_from's memo: not fitted yet (None is a result)
+
+
 @dataclass
 class _Contact:
     kind: str  # ball_ball | cushion | ball_pin
@@ -124,38 +127,46 @@ class _Contact:
 
 def _crossing(h, a: float, b: float, first: bool, n: int = 96) -> float | None:
     """Time in [a, b] where h goes from > 0 to <= 0 (first=True: the earliest such) or
-    from <= 0 to > 0 (first=False: the latest); None when h does not cross."""
+    from <= 0 to > 0 (first=False: the latest); None when h does not cross.
+
+    ``h`` takes an array of times (it returns the array of its values) as well as a
+    float: the scan and the bisection sample it many times at once."""
     if not (b > a):
         return None
     ts = np.linspace(a, b, n)
-    hv = np.array([h(x) for x in ts])
+    hv = np.asarray(h(ts), dtype=np.float64)
     if not np.all(np.isfinite(hv)):
         return None
     inside = hv <= 0
     if first:
         idx = np.nonzero(~inside[:-1] & inside[1:])[0]
-        if len(idx) == 0:
-            return None
-        k = int(idx[0])
-        lo, hi = ts[k], ts[k + 1]
-        for _ in range(40):
-            m = 0.5 * (lo + hi)
-            if h(m) > 0:
-                lo = m
-            else:
-                hi = m
-        return 0.5 * (lo + hi)
-    idx = np.nonzero(inside[:-1] & ~inside[1:])[0]
+    else:
+        idx = np.nonzero(inside[:-1] & ~inside[1:])[0]
     if len(idx) == 0:
         return None
-    k = int(idx[-1])
-    lo, hi = ts[k], ts[k + 1]
-    for _ in range(40):
-        m = 0.5 * (lo + hi)
-        if h(m) <= 0:
-            lo = m
-        else:
-            hi = m
+    k = int(idx[0] if first else idx[-1])
+    # lo stays on the side the crossing leaves (h > 0 going in, h <= 0 coming out)
+    return _bisect(h, ts[k], ts[k + 1], (lambda v: v > 0) if first else (lambda v: v <= 0))
+
+
+def _bisect(h, lo: float, hi: float, lo_side, steps: int = 40, levels: int = 8) -> float:
+    """``steps`` halvings of [lo, hi] keeping ``lo_side(h(lo))`` true and false at hi;
+    the midpoint of the last interval. Done ``levels`` halvings at a time: h is
+    evaluated at once on the 2^levels - 1 points a run of halvings can visit, and the
+    halvings then walk those values (the same choices as one midpoint at a time)."""
+    m = 1 << levels
+    j = np.arange(1, m)
+    for _ in range(steps // levels):
+        pts = lo + (hi - lo) * (j / m)
+        keep = lo_side(np.asarray(h(pts), dtype=np.float64))
+        il, ih = 0, m
+        for _ in range(levels):
+            mid = (il + ih) >> 1
+            if keep[mid - 1]:
+                il = mid
+            else:
+                ih = mid
+        lo, hi = (pts[il - 1] if il else lo), (pts[ih - 1] if ih < m else hi)
     return 0.5 * (lo + hi)
 
 
@@ -168,9 +179,36 @@ def _seg_point_dist(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return math.hypot(px - ax - u * abx, py - ay - u * aby)
 
 
+def _seg_point_dists(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``_seg_point_dist`` for many points p (n, 2) and one segment a-b, or one point p
+    and many segments a, b (n, 2): the same arithmetic elementwise."""
+    p, a, b = (np.asarray(x, dtype=np.float64) for x in (p, a, b))
+    ab = b - a
+    abx, aby = ab[..., 0], ab[..., 1]
+    apx, apy = p[..., 0] - a[..., 0], p[..., 1] - a[..., 1]
+    L2 = abx * abx + aby * aby
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(L2 < 1e-12, 0.0, np.minimum(np.maximum((apx * abx + apy * aby) / L2, 0.0), 1.0))
+    return np.hypot(apx - u * abx, apy - u * aby)
+
+
 def _seg_seg_dist(a1, b1, a2, b2) -> float:
     return min(_seg_point_dist(a1, a2, b2), _seg_point_dist(b1, a2, b2),
                _seg_point_dist(a2, a1, b1), _seg_point_dist(b2, a1, b1)) if not _segments_cross(a1, b1, a2, b2) else 0.0
+
+
+def _seg_seg_dists(a1: np.ndarray, b1: np.ndarray, a2, b2) -> np.ndarray:
+    """``_seg_seg_dist`` of many segments a1-b1 (n, 2) from one segment a2-b2."""
+    a2, b2 = np.asarray(a2, dtype=np.float64), np.asarray(b2, dtype=np.float64)
+
+    def orient(p, q, r):
+        return (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1]) - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
+    d1, d2 = orient(a2, b2, a1), orient(a2, b2, b1)
+    d3, d4 = orient(a1, b1, a2), orient(a1, b1, b2)
+    cross = (d1 * d2 < 0) & (d3 * d4 < 0)
+    d = np.minimum(np.minimum(_seg_point_dists(a1, a2, b2), _seg_point_dists(b1, a2, b2)),
+                   np.minimum(_seg_point_dists(a2, a1, b1), _seg_point_dists(b2, a1, b1)))
+    return np.where(cross, 0.0, d)
 
 
 def _segments_cross(a1, b1, a2, b2) -> bool:
@@ -240,6 +278,7 @@ class _Shot:
         self.in_play = [b for b in BALL_IDS if b not in self.off_row]  # balls still on the table
         self.clear_mm = 8 * self.sig + 2.0  # a pin this far off its place has surely moved
         self.pin_rest = {}
+        self._fits: dict[tuple, PathFit | None] = {}  # _fit_from's memo
 
     # ---- fits
     def fit(self, ball: str, t_ref: float, side: str, own: tuple = ()) -> PathFit | None:
@@ -274,9 +313,20 @@ class _Shot:
         return (idx + self.r0).tolist()
 
     def _fit_from(self, ball: str, rows: list[int]) -> PathFit | None:
-        tr = self.tracks.balls[ball]
         if not rows:
             return None
+        # The fit reads at most the first 2 * max_rows rows (a resting run, or a fit grown
+        # to max_rows that stops at the first row it rejects), and the contact timing
+        # asks for the same rows again and again (each refinement, each of the three
+        # passes over the candidates): memoised per shot. Fits are never modified.
+        key = (ball, tuple(rows[: 2 * self.max_rows]))
+        f = self._fits.get(key, _UNFITTED)
+        if f is _UNFITTED:
+            f = self._fits[key] = self._fit_rows_now(ball, rows)
+        return f
+
+    def _fit_rows_now(self, ball: str, rows: list[int]) -> PathFit | None:
+        tr = self.tracks.balls[ball]
         at_rest = [r for r in rows[: 2 * self.max_rows] if tr.state[r] == int(BallState.AT_REST)]
         if len(at_rest) >= 2 and at_rest[:2] == rows[:2]:
             # still on this side of the contact: a constant, not an extrapolated drift
@@ -318,7 +368,7 @@ class _Shot:
                 if h is None:
                     continue
                 ts = np.linspace(a, b, 64)
-                hv = np.array([h(x) for x in ts])
+                hv = np.asarray(h(ts), dtype=np.float64)
                 k = int(np.argmin(hv))
                 tol = 2.0 * math.sqrt(v(ts[k])) + 0.3
                 if hv[k] <= tol:
@@ -349,22 +399,24 @@ class _Shot:
 def _pair_intervals(sh: _Shot, a: str, b: str) -> list[tuple[int, int]]:
     """Row spans (last row before, first row after) where balls a, b may touch."""
     xa, xb = sh.tracks.balls[a].xy, sh.tracks.balls[b].xy
-    va, vb = sh.valid[a], sh.valid[b]
-    rows = [r for r in range(max(sh.r0, sh.w.strike_row - 1), sh.r1 + 1) if va[r] and vb[r]]
-    spans = []
-    for r, q in zip(rows[:-1], rows[1:]):
-        d0 = xa[r] - xb[r]
-        d1 = xa[q] - xb[q]
-        rel = d1 - d0
-        moved = float(np.hypot(*(xa[q] - xa[r]))) + float(np.hypot(*(xb[q] - xb[r])))
-        if not (sh.moving[a][r] or sh.moving[a][q] or sh.moving[b][r] or sh.moving[b][q]):
-            continue
-        L2 = float(rel @ rel)
-        u = 0.0 if L2 < 1e-12 else min(max(-float(d0 @ rel) / L2, 0.0), 1.0)
-        dmin = float(np.hypot(*(d0 + u * rel)))
-        if dmin <= 2 * sh.R + 0.5 * moved + 5 * sh.sig + sh.s.slack_mm:
-            spans.append((r, q))
-    return _merge(spans)
+    lo = max(sh.r0, sh.w.strike_row - 1)
+    rows = np.nonzero(sh.valid[a][lo:sh.r1 + 1] & sh.valid[b][lo:sh.r1 + 1])[0] + lo
+    # consecutive rows both balls are seen, as arrays (this runs per pair every shot)
+    r, q = rows[:-1], rows[1:]
+    d0 = xa[r] - xb[r]
+    rel = (xa[q] - xb[q]) - d0
+    step_a, step_b = xa[q] - xa[r], xb[q] - xb[r]
+    moved = np.hypot(step_a[:, 0], step_a[:, 1]) + np.hypot(step_b[:, 0], step_b[:, 1])
+    ma, mb = sh.moving[a], sh.moving[b]
+    moving = ma[r] | ma[q] | mb[r] | mb[q]
+    # closest approach of the straight-line relative motion between the two rows
+    L2 = rel[:, 0] * rel[:, 0] + rel[:, 1] * rel[:, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(L2 < 1e-12, 0.0,
+                     np.minimum(np.maximum(-(d0[:, 0] * rel[:, 0] + d0[:, 1] * rel[:, 1]) / L2, 0.0), 1.0))
+    dmin = np.hypot(d0[:, 0] + u * rel[:, 0], d0[:, 1] + u * rel[:, 1])
+    hit = moving & (dmin <= 2 * sh.R + 0.5 * moved + 5 * sh.sig + sh.s.slack_mm)
+    return _merge(list(zip(r[hit].tolist(), q[hit].tolist())))
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -702,14 +754,16 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
         two_r = 2 * sh.R
         h_pre = v_pre = h_post = v_post = None
         if fa is not None and fb is not None:
-            def h_pre(t, fa=fa, fb=fb):
-                return float(np.hypot(*(fa.pos(t) - fb.pos(t)))) - two_r
+            def h_pre(t, fa=fa, fb=fb):  # t: a float or an array (see _crossing)
+                d = fa.pos(t) - fb.pos(t)
+                return np.hypot(d[..., 0], d[..., 1]) - two_r
 
             def v_pre(t, fa=fa, fb=fb):
                 return fa.var(t) + fb.var(t)
         if ga is not None and gb is not None:
             def h_post(t, ga=ga, gb=gb):
-                return float(np.hypot(*(ga.pos(t) - gb.pos(t)))) - two_r
+                d = ga.pos(t) - gb.pos(t)
+                return np.hypot(d[..., 0], d[..., 1]) - two_r
 
             def v_post(t, ga=ga, gb=gb):
                 return ga.var(t) + gb.var(t)
@@ -908,14 +962,14 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
         g = None if c.off_table else sh.fit(ball, t_post, "post", own)
         h_pre = v_pre = h_post = v_post = None
         if f is not None and f.deg > 0:
-            def h_pre(t, f=f):
-                return bound - sgn * float(f.pos(t)[k])
+            def h_pre(t, f=f):  # t: a float or an array (see _crossing)
+                return bound - sgn * f.pos(t)[..., k]
 
             def v_pre(t, f=f):
                 return f.var(t)
         if g is not None and g.deg > 0:
             def h_post(t, g=g):
-                return bound - sgn * float(g.pos(t)[k])
+                return bound - sgn * g.pos(t)[..., k]
 
             def v_post(t, g=g):
                 return g.var(t)
@@ -1046,6 +1100,22 @@ def _geom_clearance(p: np.ndarray, geom) -> float:
     if geom[0] == "circle":
         return float(math.hypot(p[0] - geom[1][0], p[1] - geom[1][1]))
     return _seg_point_dist(p, geom[1], geom[2])
+
+
+def _geom_clearances(p: np.ndarray, geom) -> np.ndarray:
+    """``_geom_clearance`` of many points (n, 2) at once."""
+    if geom[0] == "circle":
+        return np.hypot(p[:, 0] - geom[1][0], p[:, 1] - geom[1][1])
+    return _seg_point_dists(p, geom[1], geom[2])
+
+
+def _clearance_of(f: PathFit, geom, reach: float):
+    """h(t) for _crossing: the fitted path's clearance from a pin's geometry."""
+    def h(t):
+        if np.ndim(t):
+            return _geom_clearances(f.pos(t), geom) - reach
+        return _geom_clearance(f.pos(t), geom) - reach
+    return h
 
 
 @dataclass
@@ -1201,29 +1271,61 @@ def _pin_body(sh: _Shot, pin: str, t: float, base0: np.ndarray, lying: bool = Fa
     return c - u, c + u
 
 
+def _pin_bodies(sh: _Shot, pin: str, ts: np.ndarray, base0: np.ndarray, lying: bool = False):
+    """``_pin_body`` at many times at once: (a, b, seen), a and b (n, 2); ``seen`` False
+    where the pin is not seen at both rows around the time (``_pin_body`` None)."""
+    tr = sh.tracks.pins[pin]
+    tm = sh.tm
+    k = np.clip(np.searchsorted(tm, ts) - 1, 0, len(tm) - 2)
+    c0, c1 = tr.xy[k], tr.xy[k + 1]
+    seen = np.isfinite(c0[:, 0] + c0[:, 1]) & np.isfinite(c1[:, 0] + c1[:, 1])
+    f = np.minimum(np.maximum((ts - tm[k]) / (tm[k + 1] - tm[k]), 0.0), 1.0)
+    c = c0 + f[:, None] * (c1 - c0)
+    half = 0.5 * sh.table.pin_height_of(pin)
+    d = c - base0
+    toppling = np.hypot(d[:, 0], d[:, 1]) <= half + 2.0
+    if lying:
+        toppling[:] = False
+    ang = np.arctan2(d[:, 1], d[:, 0])
+    if tr.angle is not None:
+        ang = np.where(np.isfinite(tr.angle[k]), tr.angle[k], ang)
+    u = np.stack((np.cos(ang), np.sin(ang)), axis=1) * half
+    # toppling about its base: from the base to twice the centre offset; else round its centre
+    a = np.where(toppling[:, None], base0, c - u)
+    b = np.where(toppling[:, None], base0 + 2.0 * d, c + u)
+    return a, b, seen
+
+
 def _ball_pin_candidates(sh: _Shot) -> list[_Contact]:
     """Frame intervals where a ball passes near a pin's resting place (breaks for fits)."""
     out = []
     reach_max = sh.R + max(sh.table.pin_top_radius(p) for p in PIN_IDS) + 0.5 * sh.table.king_height
+    lo = max(sh.r0, sh.w.strike_row - 1)
+    # per ball, its consecutive seen rows r -> q while it moves, as arrays (scanned per pin)
+    moves = {}
+    for b in BALL_IDS:
+        xy = sh.tracks.balls[b].xy
+        rows = np.nonzero(sh.valid[b][lo:sh.r1 + 1])[0] + lo
+        r, q = rows[:-1], rows[1:]
+        keep = sh.moving[b][r] | sh.moving[b][q]
+        r, q = r[keep], q[keep]
+        step = np.hypot(*(xy[q] - xy[r]).T)
+        moves[b] = (r, q, xy[r], xy[q], reach_max + 0.5 * step + sh.s.slack_mm)
     for p in PIN_IDS:
         tr = sh.tracks.pins[p]
         pos0 = rest_position(tr.xy, np.arange(sh.r0, max(sh.w.strike_row, sh.r0 + 1)))
         if pos0 is None:
             continue
+        pin_seen = np.all(np.isfinite(tr.xy), axis=1)
         for b in BALL_IDS:
-            xy = sh.tracks.balls[b].xy
-            rows = [r for r in range(max(sh.r0, sh.w.strike_row - 1), sh.r1 + 1) if sh.valid[b][r]]
-            spans = []
-            for r, q in zip(rows[:-1], rows[1:]):
-                step = float(np.hypot(*(xy[q] - xy[r])))
-                if not (sh.moving[b][r] or sh.moving[b][q]):
-                    continue
-                pin_now = tr.xy[q] if np.all(np.isfinite(tr.xy[q])) else pos0
-                d = min(_seg_point_dist(pos0, xy[r], xy[q]), _seg_point_dist(pin_now, xy[r], xy[q]))
-                if d <= reach_max + 0.5 * step + sh.s.slack_mm:
-                    spans.append((r, q))
-            for r, q in _merge(spans):
-                out.append(_Contact("ball_pin", (b, p), 0.5 * (sh.tm[r] + sh.tm[q]), rows=(r, q),
+            r, q, xr, xq, reach = moves[b]
+            # the segment the ball ran between the rows against the pin's resting place
+            # and against where the pin is seen at the later row
+            pin_now = np.where(pin_seen[q][:, None], tr.xy[q], pos0)
+            d = np.minimum(_seg_point_dists(pos0, xr, xq), _seg_point_dists(pin_now, xr, xq))
+            hit = d <= reach
+            for r_, q_ in _merge(list(zip(r[hit].tolist(), q[hit].tolist()))):
+                out.append(_Contact("ball_pin", (b, p), 0.5 * (sh.tm[r_] + sh.tm[q_]), rows=(r_, q_),
                                     detail={"pos0": pos0}))
     return out
 
@@ -1238,7 +1340,7 @@ def _time_ball_pin(sh: _Shot, c: _Contact) -> None:
     if f is None:
         c.accepted = False
         return
-    tp = _crossing(lambda t: _geom_clearance(f.pos(t), geom) - reach, lo, hi, first=True)
+    tp = _crossing(_clearance_of(f, geom, reach), lo, hi, first=True)
     # only a pin that starts moving then was touched (a ball crossing the place of a
     # pin already knocked away is no contact)
     c.accepted = tp is not None and any(
@@ -1292,9 +1394,7 @@ def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, 
                 f = None  # a ball at rest knocks nothing
                 break
 
-            def h(t, f=f):
-                return _geom_clearance(f.pos(t), geom) - reach
-
+            h = _clearance_of(f, geom, reach)
             # the first reach on either side: a ball is seven times a pin's mass and runs
             # on through the pin's place after the knock, so even the path after it,
             # traced back, enters the pin's reach at the knock (its exit is later)
@@ -1302,7 +1402,7 @@ def _ball_knock_time(sh: _Shot, ball: str, ep: _Episode) -> tuple[float, float, 
             miss = 1.0
             if tc is None:
                 ts = np.linspace(lo, hi, 48)
-                hv = np.array([h(x) for x in ts])
+                hv = h(ts)
                 k = int(np.argmin(hv))
                 beyond = hv[k] - 2.5 * math.sqrt(f.var(ts[k])) - 0.5
                 if beyond > sh.s.slack_mm:
@@ -1348,16 +1448,13 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
     if hi <= lo:
         return None
 
-    def h(t):
-        body = _pin_body(sh, knocker, t, base0, lying)
-        if body is None:
-            return math.inf
-        if ep.geom[0] == "circle":
-            return _seg_point_dist(ep.geom[1], body[0], body[1]) - reach
-        return _seg_seg_dist(body[0], body[1], ep.geom[1], ep.geom[2]) - reach
-
     ts = np.linspace(lo, hi, 64)
-    hv = np.array([h(x) for x in ts])
+    a, b, seen = _pin_bodies(sh, knocker, ts, base0, lying)
+    if ep.geom[0] == "circle":
+        dist = _seg_point_dists(ep.geom[1], a, b)
+    else:
+        dist = _seg_seg_dists(a, b, ep.geom[1], ep.geom[2])
+    hv = np.where(seen, dist - reach, math.inf)
     if not np.any(np.isfinite(hv)):
         return _unseen_pin_reach(sh, knocker, base0, ep, reach) if not lying else None
     inside = np.nonzero(hv <= 3 * sh.sig + 4.0)[0]
