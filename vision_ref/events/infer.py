@@ -1589,6 +1589,13 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             # a tracker's flicker, not a knock (reporting it would call a false F8)
             warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} without moving: ignored")
             return
+        if not cands and _stood_again(sh, ep):
+            # nothing in reach, and standing in its place again within a quarter second:
+            # the tracker's misreading (a pin cannot be knocked and stand where it stood
+            # untouched); reporting it would call a false F8
+            warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} with nothing in reach, "
+                            "standing in its place again soon after: ignored")
+            return
         if not cands and _stays_up(sh, ep) and _ends_near_its_place(sh, ep):
             # nothing in reach, standing at the end a few mm from where it stood: the tracker's
             # centre of a small standing blob wandered (compression noise moves it by most of a
