@@ -1455,11 +1455,10 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
     else:
         dist = _seg_seg_dists(a, b, ep.geom[1], ep.geom[2])
     hv = np.where(seen, dist - reach, math.inf)
-    if not np.any(np.isfinite(hv)):
-        return _unseen_pin_reach(sh, knocker, base0, ep, reach) if not lying else None
     inside = np.nonzero(hv <= 3 * sh.sig + 4.0)[0]
     if len(inside) == 0:
-        return None
+        # its body, where seen, never reached the pin: it may have, unseen, since
+        return _unseen_pin_reach(sh, knocker, base0, ep, reach) if not lying else None
     already = inside[0] == 0  # in reach from the start (pins lying across each other)
     touch = np.nonzero(hv <= 0.0)[0]
     if len(touch) and touch[0] > 0 and not already:
