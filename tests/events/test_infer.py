@@ -697,3 +697,39 @@ def test_a_pin_falling_with_nothing_in_reach_while_one_ball_has_moved_is_that_ba
     two = infer_shot(tracks, window, shooter="A")
     ev = [e for e in two["events"] if e.get("pin") == pin]
     assert [e["type"] for e in ev] == ["doubt"] and set(ev[0]["candidates"]) == {"cue", "white2"}
+
+
+def test_a_fallen_pin_read_standing_for_a_moment_then_shifting_is_no_new_knock(pin_shot):
+    """A pin knocked down earlier in the shot, read as standing for two frames (its body
+    end-on) and then shifting with nothing in reach, is still a fallen pin: no new knock
+    (a doubt, or a knock by something unseen)."""
+    from vision_ref.messages import PinState
+
+    rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    down = [p for p, v in rec["after"]["pins"].items() if v["state"] == "down"]
+    pin = down[0]
+    tr = tracks.pins[pin]
+    lying = np.nonzero(tr.state == int(PinState.DOWN))[0]
+    k = int(lying[0]) + 20
+    assert k + 8 < window.end_row and np.all(tr.state[k:k + 8] == int(PinState.DOWN))
+    tr.state[k:k + 2] = int(PinState.STANDING)
+    tr.state[k + 2:k + 5] = int(PinState.MOVING)
+    tr.xy[k + 2:] += (12.0, 0.0)
+    got = infer_shot(tracks, window, shooter="A")
+    late = [e for e in got["events"] if e.get("pin") == pin and e["t"] > rec["events"][0]["t"] + (k - window.strike_row - 1) / 60.0]
+    assert late == []
+    assert any(f"lying pin {pin} shifted" in w for w in got["warnings"])
+    assert not any(f["rule"] == "F8" for f in Match(["A", "B"], "A").play(got)["fouls"])
+
+
+def test_a_pin_standing_on_the_rail_at_the_end_is_a_point_to_check():
+    from vision_ref.events.infer import _review_points
+
+    window = ShotWindow(start_row=0, strike_row=5, end_row=50, struck="cue", strike_t=0.1, strike_sigma=0.001)
+    pins = {p: {"at": list(xy), "state": "standing"} for p, xy in
+            {"king": (0, 0), "head": (-73.5, 0), "foot": (73.5, 0), "left": (0, 73.5), "right": (0, -73.5)}.items()}
+    rec = {"events": [], "warnings": [], "after": {"pins": pins}}
+    assert _review_points(rec, window, []) == []
+    pins["foot"] = {"at": [-350.0, -808.0], "state": "rail_standing"}
+    (pt,) = _review_points(rec, window, [])
+    assert pt.startswith("pin foot reported standing on the rail") and "T2" in pt

@@ -607,6 +607,12 @@ def _review_points(record: dict, window: ShotWindow, pin_points: list[str]) -> l
         if e["type"] == "pin_hit" and e.get("by_unseen") and record["after"]["pins"][e["pin"]]["state"] != "standing":
             out.append(f"pin {e['pin']} started to fall at {e['t']:.2f} s with nothing seen touching it ({e['root']}'s "
                        f"chain: only {e['root']} had moved): check what knocked it")
+    for p, v in record["after"]["pins"].items():
+        if v["state"] == "rail_standing":
+            # seen from above far out, a pin lying on the rail along the camera's line of
+            # sight images as short as one standing there (its height's parallax)
+            out.append(f"pin {p} reported standing on the rail at the end: check that it stands (T2), "
+                       "not lying there")
     out += pin_points
     if not window.complete:
         out.append("the video ends before the table came to rest: check the end of the shot")
@@ -1568,7 +1574,8 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), False, ep.onset_row)
             roots[ep.pin] = []
             return
-        lying_before = int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) in _PIN_LYING
+        lying_before = int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) in _PIN_LYING or _fallen_since(
+            sh, ep, started)
         if not cands and lying_before:
             # a lying pin shifting with nothing in reach: still sliding from its own knock,
             # or the tracker's two readings of a lying body; it is down either way, and
@@ -1782,6 +1789,17 @@ def _nearest_of_chain(sh: _Shot, ep: _Episode, ball: str, started: dict, roots: 
         if d < best_d:
             best, best_d = k, d
     return best
+
+
+def _fallen_since(sh: _Shot, ep: _Episode, started: dict) -> bool:
+    """The pin was knocked earlier in the shot and seen lying since the strike: a fallen pin moving
+    again, whatever the rows just before this episode say (the tracker may have lost it
+    there, or read its end-on body as standing for a frame or two: a fallen pin does not
+    get up again during a shot)."""
+    if ep.pin not in started:
+        return False
+    tr = sh.tracks.pins[ep.pin]
+    return bool(np.isin(tr.state[sh.w.strike_row:ep.onset_row], _PIN_LYING).any())
 
 
 def _balls_moved_by(sh: _Shot, row: int) -> list[str]:
