@@ -733,3 +733,50 @@ def test_a_pin_standing_on_the_rail_at_the_end_is_a_point_to_check():
     pins["foot"] = {"at": [-350.0, -808.0], "state": "rail_standing"}
     (pt,) = _review_points(rec, window, [])
     assert pt.startswith("pin foot reported standing on the rail") and "T2" in pt
+
+
+def test_a_pin_read_moving_as_a_ball_passes_and_standing_in_place_again_is_no_knock(carom_shot):
+    """A ball passing a standing pin merges with its blob: the pin is read moving and
+    displaced for two frames, then stands in its place again and to the end. Nothing
+    fell, so there is no knock and no doubt (F8 is about falls), even though the ball
+    was in reach."""
+    from dataclasses import replace
+
+    from vision_ref.messages import PinState
+    from vision_ref.rules.table import DEFAULT_TABLE as T
+
+    rephase(carom_shot, 60.0, 0.37)
+    tracks = tracks_from_truth(carom_shot, 60.0, noise_mm=0.5, seed=4, exposure_s=1 / 120)
+    (w,) = segment_shots(tracks)
+    ball = tracks.balls["white1"]
+    k = w.strike_row + 40
+    v = ball.xy[k + 1] - ball.xy[k - 1]
+    side = np.array([-v[1], v[0]]) / np.hypot(*v)
+    # the left pin stands (all shot long) 1 mm clear of white1's path at row k (within the tracking error)
+    at = ball.xy[k] + side * (T.ball_radius + T.pin_top_radius("left") + 1.0)
+    tr = tracks.pins["left"]
+    xy = np.tile(at, (len(tr.xy), 1)) + np.random.default_rng(1).normal(0.0, 0.3, (len(tr.xy), 2))
+    st = np.full(len(tr.state), int(PinState.STANDING), tr.state.dtype)
+    clean = replace(tracks, pins={**tracks.pins, "left": replace(tr, xy=xy.copy(), state=st.copy())})
+    rec = infer_shot(clean, w, shooter="A")
+    assert [e for e in rec["events"] if e.get("pin") == "left"] == []
+    st[k:k + 2] = int(PinState.MOVING)
+    xy[k:k + 2] += 12.0 * side
+    flick = replace(tracks, pins={**tracks.pins, "left": replace(tr, xy=xy, state=st)})
+    got = infer_shot(flick, w, shooter="A")
+    assert [e for e in got["events"] if e.get("pin") == "left"] == []
+    assert any("pin left reported moving" in m and "no fall, ignored" in m for m in got["warnings"])
+
+
+def test_a_knocked_pin_reported_standing_away_from_its_place_is_a_point_to_check(pin_shot):
+    from vision_ref.messages import PinState
+
+    rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    down = [p for p, v in rec["after"]["pins"].items() if v["state"] == "down"]
+    assert not any("check that it stands (T1)" in p for p in rec["review"])
+    tr = tracks.pins[down[0]]
+    lying = np.nonzero(tr.state == int(PinState.DOWN))[0]
+    tr.state[lying] = int(PinState.STANDING)  # its lying body read as a pin standing there
+    got = infer_shot(tracks, window, shooter="A")
+    assert got["after"]["pins"][down[0]]["state"] == "standing"
+    assert any(p.startswith(f"pin {down[0]} was knocked and is reported standing") and "(T1)" in p for p in got["review"])

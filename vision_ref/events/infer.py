@@ -563,6 +563,14 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             after["pins"][p] = {"at": [round(float(xy[0]), 2), round(float(xy[1]), 2)], "state": "down"}
             warnings.append(f"pin {p} was knocked and not seen again: counted down (off the table or hidden)")
             to_check.append(f"pin {p} was knocked and not seen again: check that it fell")
+    for p in sorted(named, key=PIN_IDS.index):
+        a, b = after["pins"][p], before["pins"][p]
+        moved = math.hypot(a["at"][0] - b["at"][0], a["at"][1] - b["at"][1])
+        if a["state"] == "standing" and b["state"] == "standing" and moved > 0.5 * table.pin_spacing:
+            # knocked pins that land upright are rare (T1), while a pin lying towards the
+            # camera's foot, or merged with a neighbour, can be read as standing
+            to_check.append(f"pin {p} was knocked and is reported standing {moved:.0f} mm from where it stood: "
+                            "check that it stands (T1), not lying")
     for p in PIN_IDS:
         if after["pins"][p]["state"] in ("down", "rail_down") and before["pins"][p]["state"] not in (
                 "down", "rail_down", "leaning") and p not in named:
@@ -1560,6 +1568,13 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         t_hit = 0.5 * (ep.t_lo + ep.t_hi)
         frames = [int(fi[max(ep.onset_row - 1, 0)]), int(fi[ep.onset_row])]
         was_leaning = int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) == int(PinState.LEANING)
+        if _stood_again(sh, ep) and _stays_up(sh, ep) and _ends_near_its_place(sh, ep):
+            # standing in its place again within a quarter second and at the end: nothing
+            # fell here (at most a touch or a rock, T1; mostly a neighbour's blob merged
+            # with it), so there is no knock to attribute or doubt (F8 is about falls)
+            warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])}, standing in its place "
+                            "again soon after and at the end: no fall, ignored")
+            return
         if cands and _back_in_place(sh, ep):
             # a standing pin read as moving beside a ball (its blob merged with the ball's
             # or cut by it), never displaced and standing on its own place at the end: it
