@@ -780,3 +780,30 @@ def test_a_knocked_pin_reported_standing_away_from_its_place_is_a_point_to_check
     got = infer_shot(tracks, window, shooter="A")
     assert got["after"]["pins"][down[0]]["state"] == "standing"
     assert any(p.startswith(f"pin {down[0]} was knocked and is reported standing") and "(T1)" in p for p in got["review"])
+
+
+def test_knocked_pins_reported_leaning_or_lying_against_a_ball_are_points_to_check(pin_shot):
+    from dataclasses import replace
+
+    from vision_ref.messages import PinState
+    from vision_ref.rules.table import DEFAULT_TABLE as T
+
+    rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    assert not any("T4" in p for p in rec["review"])
+    pin = next(p for p, v in rec["after"]["pins"].items() if v["state"] == "down")
+    tr = tracks.pins[pin]
+    lying = np.nonzero(tr.state == int(PinState.DOWN))[0]
+    leaning = replace(tracks, pins={**tracks.pins, pin: replace(tr, state=np.where(
+        tr.state == int(PinState.DOWN), int(PinState.LEANING), tr.state).astype(tr.state.dtype))})
+    got = infer_shot(leaning, window, shooter="A")
+    assert any(p.startswith(f"pin {pin} was knocked and is reported leaning") for p in got["review"])
+    # a resting ball put beside the lying pin's centre: its top may rest on the ball
+    at = np.array(rec["after"]["pins"][pin]["at"])
+    ball = next(b for b, xy in rec["after"]["balls"].items() if xy is not None)
+    btr = tracks.balls[ball]
+    xy = btr.xy.copy()
+    xy[window.end_row - 20:] = at + (T.ball_radius + 30.0, 0.0)
+    near = replace(tracks, balls={**tracks.balls, ball: replace(btr, xy=xy)})
+    got = infer_shot(near, window, shooter="A")
+    assert any(p.startswith(f"pin {pin} was knocked and is reported lying against a ball") for p in got["review"])
+    assert lying[-1] >= window.end_row - 20

@@ -571,6 +571,13 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             # camera's foot, or merged with a neighbour, can be read as standing
             to_check.append(f"pin {p} was knocked and is reported standing {moved:.0f} mm from where it stood: "
                             "check that it stands (T1), not lying")
+        elif a["state"] == "down" and b["state"] == "standing" and _resting_against_ball(a["at"], after["balls"], table):
+            to_check.append(f"pin {p} was knocked and is reported lying against a ball at the end: check that it "
+                            "lies on the cloth, not leaning on the ball (T4-T6)")
+        elif a["state"] == "leaning" and b["state"] == "standing":
+            # leaning and lying against a neighbour look alike from above at a few pixels
+            to_check.append(f"pin {p} was knocked and is reported leaning at the end: check that it leans (T4), "
+                            "not lying")
     for p in PIN_IDS:
         if after["pins"][p]["state"] in ("down", "rail_down") and before["pins"][p]["state"] not in (
                 "down", "rail_down", "leaning") and p not in named:
@@ -1804,6 +1811,13 @@ def _nearest_of_chain(sh: _Shot, ep: _Episode, ball: str, started: dict, roots: 
         if d < best_d:
             best, best_d = k, d
     return best
+
+
+def _resting_against_ball(at, balls: dict, table: TableSpec) -> bool:
+    """A lying pin's centre within reach of a ball's: its top may rest on the ball (a pin
+    leaning on a ball is as long from above as a lying one at a few pixels)."""
+    reach = table.ball_radius + 0.5 * table.pin_height + 8.0
+    return any(xy is not None and math.hypot(xy[0] - at[0], xy[1] - at[1]) <= reach for xy in balls.values())
 
 
 def _fallen_since(sh: _Shot, ep: _Episode, started: dict) -> bool:
