@@ -123,3 +123,33 @@ def test_flicker_after_the_last_shot_is_a_warning(carom_shot):
     _flicker(tracks, w.end_row + 20)
     (w,) = segment_shots(tracks)
     assert any("not a shot" in n for n in w.notes)
+
+
+@pytest.mark.parametrize("fps", [60.0, 120.0])
+def test_a_ball_creeping_to_rest_reported_at_rest_is_still_the_same_shot(fps):
+    """The tracker calls a ball rolling out at ~60 mm/s at rest while its place moves a
+    millimetre at a time, then 'moving' for three frames: the end of that roll is part of
+    the shot, not a new strike (random_2026_025@120 made a phantom second shot, an F1)."""
+    import math
+
+    from vision_ref.sim.physics import Layout, Strike, simulate
+
+    shot = simulate(Layout.standard(), Strike(speed=3000.0, angle=math.atan2(-150.0, 200.0)), tail=2.5)
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.3, seed=1)
+    (w,) = segment_shots(tracks)
+    cue = tracks.balls["cue"]
+    k0 = w.end_row - int(0.2 * fps)  # the cue ball's roll, from here on called at rest
+    n = len(tracks.t)
+    assert n - k0 > 1.5 * fps
+    creep = np.arange(n - k0)[:, None] * np.array([60.0, 0.0]) / fps  # 60 mm/s along x
+    creep = np.minimum(creep, creep[int(1.2 * fps)])  # then it stops
+    cue.xy[k0:] = cue.xy[k0] + creep
+    cue.state[k0:] = int(BallState.AT_REST)
+    for b in ("white1", "white2"):  # the others already still
+        tracks.balls[b].state[k0:] = int(BallState.AT_REST)
+        tracks.balls[b].xy[k0:] = tracks.balls[b].xy[k0]
+    k1 = k0 + int(0.8 * fps)
+    cue.state[k1:k1 + 3] = int(BallState.MOVING)
+    cue.xy[k1:] += np.minimum(np.arange(n - k1) + 1, 3)[:, None] * np.array([4.0, 0.0])  # a lurch of 12 mm
+    (again,) = segment_shots(tracks)
+    assert again.strike_row == w.strike_row and again.end_row > k1

@@ -100,7 +100,27 @@ def ball_motion(tracks: Tracks) -> np.ndarray:
         on = np.isin(st, _ON_CLOTH)
         jumped = (np.nan_to_num(step) > 8.0 * sig + 1.0) & on & np.roll(on, 1)
         jumped[0] = False
-        out[:, i] = (moving & ~_detection_starts(tr.xy, moving, 8.0 * sig + 1.0)) | jumped
+        out[:, i] = (moving & ~_detection_starts(tr.xy, moving, 8.0 * sig + 1.0)) | jumped | _creeping(
+            tr.xy, on, tracks.fps, max(CREEP_MM, 8.0 * sig + 1.0))
+    return out
+
+
+CREEP_MM = 10.0  # travelled in CREEP_S by a ball still rolling (40 mm/s), far beyond a resting ball's jitter
+CREEP_S = 0.25
+
+
+def _creeping(xy: np.ndarray, on: np.ndarray, fps: float, min_mm: float) -> np.ndarray:
+    """Rows where the ball is CREEP_S of travel of at least ``min_mm`` from where it was:
+    a ball rolling out very slowly, which a tracker may report at rest while its place
+    moves a millimetre at a time (the shot is not over; the end of its roll must not
+    read as a new strike)."""
+    w = max(1, int(round(CREEP_S * fps)))
+    out = np.zeros(len(xy), dtype=bool)
+    if len(xy) <= w:
+        return out
+    ok = on & np.all(np.isfinite(xy), axis=1)
+    d = np.hypot(*(xy[w:] - xy[:-w]).T)
+    out[w:] = ok[w:] & ok[:-w] & (np.nan_to_num(d) > min_mm)
     return out
 
 
