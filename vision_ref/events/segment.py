@@ -119,8 +119,12 @@ def _creeping(xy: np.ndarray, on: np.ndarray, fps: float, min_mm: float) -> np.n
     if len(xy) <= w:
         return out
     ok = on & np.all(np.isfinite(xy), axis=1)
+    # seen on the cloth in every row of the span (a ball lifted and put down elsewhere is
+    # a hand placement, not a roll)
+    unseen = np.concatenate([[0], np.cumsum(~ok)])
+    whole = (unseen[w + 1:] - unseen[:-w - 1]) == 0
     d = np.hypot(*(xy[w:] - xy[:-w]).T)
-    out[w:] = ok[w:] & ok[:-w] & (np.nan_to_num(d) > min_mm)
+    out[w:] = whole & (np.nan_to_num(d) > min_mm)
     return out
 
 
