@@ -38,7 +38,7 @@ from vision_ref.errors import CalibrationError, SourceError
 from vision_ref.messages import N_BALLS, N_PINS, BallState, Frame, Observations, PinState, Track, Tracks
 from vision_ref.rules.table import BALL_IDS, PIN_IDS
 from vision_ref.track import _kernels as K
-from vision_ref.track.geometry import Geometry
+from vision_ref.track.geometry import STEP as GEO_STEP, Geometry
 
 CUE = 0
 WHITES = (1, 2)
@@ -280,6 +280,10 @@ class Tracker:
         self._siting_known = False
         self._n_pin_masks = 0
         self._obs_px = np.zeros((N_BALLS, 2))
+        self._ball_grid = self.geo.ball
+        self._bp_cache: dict[tuple[float, float], tuple[float, float]] = {}
+        self._pin_mask_sig = None  # the resting pins' mask disks of the last frame: signature and rows
+        self._pin_mask_rows = np.zeros((0, 3))
 
     # ---- set-up -------------------------------------------------------------------------------
     def _refs(self, profile: CalibrationProfile) -> None:
@@ -422,6 +426,16 @@ class Tracker:
             return None
         return float(ox), float(oy)
 
+    def _ball_point(self, x: float, y: float) -> tuple[float, float]:
+        """geo.ball_point, remembered for the points asked again (a resting ball's place, frame after frame)."""
+        key = (x, y)
+        r = self._bp_cache.get(key)
+        if r is None:
+            if len(self._bp_cache) >= 64:
+                self._bp_cache.clear()
+            r = self._bp_cache[key] = K.grid_point(self._ball_grid, float(GEO_STEP), x, y, 0, 0.0)
+        return r
+
     # ---- per frame -----------------------------------------------------------------------------
     def mark_dropped(self, frame_index: int) -> None:
         """Record a frame the source lost (it becomes a gap in the tracks, never interpolated)."""
@@ -486,9 +500,9 @@ class Tracker:
         a few px per frame at most); only a cushion, another ball or a pin can turn it,
         so the gate opens to a full frame's travel only near those.
         """
-        vx, vy = b.vel
-        speed = math.hypot(vx, vy) * dt  # px this frame
-        base = 3.0 + 3.0 * math.sqrt(max(b.kx.pxx, b.ky.pxx))
+        kx, ky = b.kx, b.ky
+        speed = math.hypot(kx.v, ky.v) * dt  # px this frame
+        base = 3.0 + 3.0 * math.sqrt(max(kx.pxx, ky.pxx))
         if b.state == BallState.AT_REST:
             g = base
             if b.probe_failed:  # something changed there: it may have been struck
@@ -499,27 +513,27 @@ class Tracker:
         else:
             g = base + 0.3 * speed
             t = self.table
-            mx, my = self.geo.ball_point(*b.pos)
+            bx, by = kx.x, ky.x
+            mx, my = self._ball_point(bx, by)
             reach = t.ball_radius + 1.5 * speed * self.mm_px + 5.0
             if abs(mx) > t.half_length - reach or abs(my) > t.half_width - reach:
                 g = base + 1.1 * speed
             else:
                 for p in self.pins:
-                    if not math.isnan(p.cx) and math.hypot(p.cx - b.pos[0], p.cy - b.pos[1]) < (
+                    if not math.isnan(p.cx) and math.hypot(p.cx - bx, p.cy - by) < (
                             b.radius + self.pin_len_px[p.index] + 2.0 * speed):
                         g = max(g, base + 0.6 * speed)
                         break
         # another ball near enough to touch this one by the next frame: either can be turned
-        px, py = b.pos
+        px, py = kx.x, ky.x
         for o in self.balls:
             if o is b or not o.known:
                 continue
-            ovx, ovy = o.vel
-            ospeed = math.hypot(ovx, ovy) * dt
+            okx, oky = o.kx, o.ky
+            ospeed = math.hypot(okx.v, oky.v) * dt
             if ospeed < 0.5 and speed < 0.5:
                 continue
-            ox, oy = o.pos
-            if math.hypot(ox - px, oy - py) < 2.2 * b.radius + 2.0 * (ospeed + speed):
+            if math.hypot(okx.x - px, oky.x - py) < 2.2 * b.radius + 2.0 * (ospeed + speed):
                 g = max(g, 4.0 + 1.1 * max(ospeed, speed))
         return min(g, 0.5 * MAX_WIN - 40.0)
 
@@ -684,7 +698,8 @@ class Tracker:
                     b.ky.reset(y, vy, 0.3, 4.0 * vy * vy + 100.0)
             else:
                 n = min(b.anchor_n, 60)
-                b.anchor = (b.anchor * n + np.array([x, y])) / (n + 1)
+                ax, ay = b.anchor.tolist()
+                b.anchor = np.array([(ax * n + x) / (n + 1), (ay * n + y) / (n + 1)])
                 b.anchor_n += 1
                 b.kx.v = 0.0
                 b.ky.v = 0.0
@@ -732,14 +747,14 @@ class Tracker:
             if b.known and b.state != BallState.AT_REST:  # a resting ball stays put (the probe watches it)
                 b.kx.predict(dt, accel)
                 b.ky.predict(dt, accel)
-                b.radius = self.geo.ball_radius_px(*b.pos)
+                b.radius = self.geo.ball_radius_px(b.kx.x, b.ky.x)
         known = [b for b in self.balls if b.known and b.state not in (BallState.OFF_TABLE, BallState.IN_HAND)]
         # balls at rest first (their measurements are the most certain), then by speed
-        known.sort(key=lambda b: (b.state != BallState.AT_REST, math.hypot(*b.vel)))
+        known.sort(key=lambda b: (b.state != BallState.AT_REST, math.hypot(b.kx.v, b.ky.v)))
         gates = {b.index: self._gate(b, dt) for b in known}
         w1, w2 = self.balls[1], self.balls[2]
         joint = (w1 in known and w2 in known and
-                 math.hypot(w1.pos[0] - w2.pos[0], w1.pos[1] - w2.pos[1])
+                 math.hypot(w1.kx.x - w2.kx.x, w1.ky.x - w2.ky.x)
                  < gates[1] + gates[2] + 2.5 * max(w1.radius, w2.radius))
         done: set[int] = set()
         for b in known:
@@ -799,15 +814,18 @@ class Tracker:
         if (b.state != BallState.AT_REST or b.rest_ref is None or b.full_age > REST_REFRESH
                 or gate > 3.0 + 3.0 * math.sqrt(max(b.kx.pxx, b.ky.pxx)) + 1e-6):
             return False
-        pr = self._probe(b)
-        ref = b.rest_ref
-        if pr[2] < 0.9 * ref[2] or math.hypot(pr[0] - ref[0], pr[1] - ref[1]) > 0.15:
+        p0, p1, p2 = self._probe(b).tolist()
+        r0, r1, r2 = b.rest_ref.tolist()
+        if p2 < 0.9 * r2 or math.hypot(p0 - r0, p1 - r1) > 0.15:
             b.probe_failed = True
             return False
         b.found = True
         b.lost_frames = 0
-        b.meas[:] = b.anchor
-        self._push_mask(b.anchor[0], b.anchor[1], b.radius + 0.5)
+        ax, ay = b.anchor.tolist()
+        meas = b.meas
+        meas[0] = ax
+        meas[1] = ay
+        self._push_mask(ax, ay, b.radius + 0.5)
         return True
 
     def _separate_touching(self) -> None:
@@ -816,9 +834,17 @@ class Tracker:
         The first pass masks only the balls found before it, so the one processed first
         may have been pulled by a neighbour it touches."""
         found = [b for b in self.balls if b.found]
+        if len(found) < 2:
+            return self._push_found_masks(found)
         for b in found:
-            near = [o for o in found if o is not b
-                    and math.hypot(o.meas[0] - b.meas[0], o.meas[1] - b.meas[1]) < b.radius + o.radius + 6.0]
+            bx, by = b.meas.tolist()
+            near = False
+            for o in found:
+                if o is not b:
+                    ox, oy = o.meas.tolist()
+                    if math.hypot(ox - bx, oy - by) < b.radius + o.radius + 6.0:
+                        near = True
+                        break
             if not near:
                 continue
             self._n_masks = self._n_pin_masks
@@ -836,9 +862,13 @@ class Tracker:
                 b.ky.x += dy
                 if b.state == BallState.AT_REST and b.anchor_n > 0:
                     b.anchor += np.array([dx, dy]) / max(min(b.anchor_n, 61), 1)
+        self._push_found_masks(found)
+
+    def _push_found_masks(self, found) -> None:
         self._n_masks = self._n_pin_masks
         for b in found:
-            self._push_mask(b.meas[0], b.meas[1], b.radius + 0.5)
+            x, y = b.meas.tolist()
+            self._push_mask(x, y, b.radius + 0.5)
 
     def _mask_resting_pins(self) -> None:
         """Resting pins (last frame's blobs) are masked for the balls: a ball touching a pin is not pulled.
@@ -846,6 +876,15 @@ class Tracker:
         Disks of the pin's half-width (+0.5 px) along its axis: they reach only half a pixel
         into a ball touching the pin. Moving pins are not masked (their last place is stale).
         """
+        sig = [(p.index, p.cx, p.cy, p.ax, p.ay, p.half_len, p.half_wid) for p in self.pins
+               if p.tight and not math.isnan(p.cx) and p.state != PinState.MOVING]
+        if sig == self._pin_mask_sig:
+            # the same pins at rest in the same places as last frame: the same disks
+            m = len(self._pin_mask_rows)
+            if m:
+                self._masks[:m] = self._pin_mask_rows
+            self._n_masks = self._n_pin_masks = m
+            return
         m = 0
         cap = MAX_MASKS - 3 * N_BALLS - 2
         for p in self.pins:
@@ -863,6 +902,8 @@ class Tracker:
             if k > 0:
                 self._masks[m:m + k] = p.mask_disks[:k]
                 m += k
+        self._pin_mask_sig = sig
+        self._pin_mask_rows = self._masks[:m].copy()
         self._n_masks = self._n_pin_masks = m
 
     def _pick(self, b: _Ball, cands, gate: float):
@@ -915,7 +956,7 @@ class Tracker:
         if not b.known or b.state in (BallState.OFF_TABLE, BallState.IN_HAND):
             return
         t = self.table
-        xy = self.geo.ball_point(*b.pos)
+        xy = self._ball_point(*b.pos)
         vx, vy = b.vel
         speed_mm = math.hypot(vx, vy) * self.mm_px
         near_x = abs(xy[0]) > t.half_length - t.ball_radius - 40.0
@@ -934,7 +975,7 @@ class Tracker:
     def _on_cloth(self, x: float, y: float) -> bool:
         """A ball's silhouette centroid (px) over the playing area (its centre inside the cushion noses)."""
         t = self.table
-        mx, my = self.geo.ball_point(x, y)
+        mx, my = self._ball_point(x, y)
         return abs(mx) <= t.half_length + 3.0 and abs(my) <= t.half_width + 3.0
 
     def _cloth_visible(self, b: _Ball) -> bool:
@@ -1682,34 +1723,45 @@ class Tracker:
         ball_xy, ball_vel, ball_px = h.ball_xy[row], h.ball_vel[row], self._obs_px
         ball_conf, ball_state = h.ball_conf[row], h.ball_state[row]
         moving = False
+        states = []
+        confs = []
         for i, b in enumerate(self.balls):
-            ball_state[i] = b.state
-            moving |= b.state == BallState.MOVING
+            st = b.state
+            states.append(st)
+            if st == BallState.MOVING:
+                moving = True
             if not b.found:
                 ball_xy[i] = math.nan
                 ball_vel[i] = math.nan
                 ball_px[i] = math.nan
-                ball_conf[i] = 0.0
+                confs.append(0.0)
                 continue
-            at_rest = b.state == BallState.AT_REST
+            at_rest = st == BallState.AT_REST
             x, y = (b.anchor if at_rest else b.meas).tolist()
-            mx, my = self.geo.ball_point(x, y)
-            ball_xy[i] = mx, my
-            ball_px[i] = x, y
-            ball_conf[i] = b.conf
+            mx, my = self._ball_point(x, y)
+            ball_xy[i, 0] = mx
+            ball_xy[i, 1] = my
+            ball_px[i, 0] = x
+            ball_px[i, 1] = y
+            confs.append(b.conf)
             if at_rest:
                 ball_vel[i] = 0.0
             else:
-                vx, vy = b.vel
-                ax, ay = self.geo.ball_point(x + vx * 0.01, y + vy * 0.01)
-                ball_vel[i] = (ax - mx) / 0.01, (ay - my) / 0.01
+                vx, vy = b.kx.v, b.ky.v
+                ax, ay = self._ball_point(x + vx * 0.01, y + vy * 0.01)
+                ball_vel[i, 0] = (ax - mx) / 0.01
+                ball_vel[i, 1] = (ay - my) / 0.01
+        ball_state[:] = states
+        ball_conf[:] = confs
+        pins = self.pins
         pin_xy, pin_angle, pin_state, pin_conf = h.pin_xy[row], h.pin_angle[row], h.pin_state[row], h.pin_conf[row]
-        for i, p in enumerate(self.pins):
-            pin_xy[i] = p.xy
-            pin_angle[i] = p.angle
-            pin_state[i] = p.state
-            pin_conf[i] = p.conf
-            moving |= p.state == PinState.MOVING
+        pin_xy[:] = [p.xy for p in pins]
+        pin_angle[:] = [p.angle for p in pins]
+        pstates = [p.state for p in pins]
+        pin_state[:] = pstates
+        pin_conf[:] = [p.conf for p in pins]
+        if not moving and PinState.MOVING in pstates:
+            moving = True
         self._still_frames = 0 if moving else self._still_frames + 1
         self.table_moving = moving or (self.table_moving and self._still_frames < 3)
         h.t[row] = frame.t
