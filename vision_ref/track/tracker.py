@@ -354,6 +354,7 @@ class Tracker:
         self.pin_len_px = (self.pin_h / self.mm_px).tolist()
         self.white_spot_px = self.geo.ball_px(np.array([t.ball_spot(1), t.ball_spot(3)]))
         self.pin_stand_r_px = np.array([t.pin_top_radius(p) for p in PIN_IDS]) / self.mm_px
+        self._pin_r = self.pin_stand_r_px.tolist()  # (the same values as Python floats, for the per-frame path)
         # smallest blob still taken for a pin: about half of a standing pin seen from above
         # (a cloth mark blurred by compression is a quarter of that)
         self.pin_min_area = 0.55 * math.pi * self.pin_stand_r_px**2
@@ -1081,7 +1082,7 @@ class Tracker:
         for b in self.balls:
             if not b.found:
                 continue
-            x, y = b.meas
+            x, y = b.meas.tolist()
             ux, uy, hl = self._streak(b)
             self._push_mask(x, y, b.radius + 2.0)
             if hl > 1.0:
@@ -1108,13 +1109,13 @@ class Tracker:
                 self._n_masks = n_ball_masks
             else:  # a lying pin against a standing one: the standing pin's pixels are not its own
                 self._push_standing_pin_masks(n_ball_masks, p)
-            half = max(p.half_extent, 2.2 * self.pin_stand_r_px[k]) + 3.0
+            half = max(p.half_extent, 2.2 * self._pin_r[k]) + 3.0
             x0, y0, w, h = self._window(p.cx, p.cy, half)
             mode, bgr, yp, uvp, bg = self._ctx
             nm = self._window_masks(x0, y0, w, h)
             npix = K.pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, nm,
                                  self._rowbits, self._w_fg, self._w_band, self._w_u, self._w_v, p.cx - x0, p.cy - y0,
-                                 0.6 * self.pin_stand_r_px[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
+                                 0.6 * self._pin_r[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
             found = npix > 0 and self._pin_like(self._blob, k)
             if found and self._merged_standing(p, x0, y0):
                 continue
@@ -1201,7 +1202,7 @@ class Tracker:
         dx, dy = blob[K.B_CX] + x0 - p.cx, blob[K.B_CY] + y0 - p.cy
         d = math.hypot(dx, dy)
         near = [(b.meas[0], b.meas[1], b.radius + 3.0) for b in self.balls if b.found]
-        near += [(o.cx, o.cy, max(o.half_extent, self.pin_stand_r_px[o.index]) + 1.0) for o in self.pins
+        near += [(o.cx, o.cy, max(o.half_extent, self._pin_r[o.index]) + 1.0) for o in self.pins
                  if o is not p and not math.isnan(o.cx) and o.state != PinState.ABSENT]
         for nx, ny, r in near:
             gap = math.hypot(max(bx0 - nx, 0.0, nx - bx1), max(by0 - ny, 0.0, ny - by1))
@@ -1219,10 +1220,10 @@ class Tracker:
         for b in self.balls:
             if not b.found:
                 continue
-            x, y = b.meas
+            x, y = b.meas.tolist()
             ux, uy, hl = self._streak(b)
             along = max(-hl, min(hl, (p.cx - x) * ux + (p.cy - y) * uy))
-            if math.hypot(p.cx - x - along * ux, p.cy - y - along * uy) < b.radius + self.pin_stand_r_px[k] + 3.0:
+            if math.hypot(p.cx - x - along * ux, p.cy - y - along * uy) < b.radius + self._pin_r[k] + 3.0:
                 return True
         near = 1.2 * self.pin_len_px[k] + 3.0
         return any(o is not p and not o.tight and o.state != PinState.ABSENT and not math.isnan(o.cx)
@@ -1236,7 +1237,7 @@ class Tracker:
                 continue
             vx, vy = b.vel
             step = math.hypot(vx, vy) * self._dt
-            bx, by = (b.meas if b.found else b.pos)
+            bx, by = b.meas.tolist() if b.found else b.pos
             movers.append((float(bx), float(by), 8.0 + b.radius + 2.0 * step + 10.0))
         self._movers = movers
 
@@ -1370,7 +1371,7 @@ class Tracker:
         self._n_masks = n_ball_masks
         for o in self.pins:  # confirmed standing pins keep their own pixels
             if o.tight and o is not skip and o.state in (PinState.STANDING, PinState.RAIL_STANDING):
-                self._push_mask(o.cx, o.cy, 1.8 * self.pin_stand_r_px[o.index])
+                self._push_mask(o.cx, o.cy, 1.8 * self._pin_r[o.index])
 
     def _pin_sites_anywhere(self) -> list[tuple[float, float, float]]:
         """Pin-sized foreground components anywhere on the cloth (a pin put back by hand anywhere).
@@ -1446,7 +1447,7 @@ class Tracker:
         # blobs held by pins confirmed this frame (not loose) are theirs: a lost pin must not
         # take over a neighbour's lying body (two identities on one pin, then swapped calls)
         loose_ids = {p.index for p in loose}
-        held = [(o.cx, o.cy, max(0.5 * o.half_extent, 2.0 * self.pin_stand_r_px[o.index]), o.index)
+        held = [(o.cx, o.cy, max(0.5 * o.half_extent, 2.0 * self._pin_r[o.index]), o.index)
                 for o in self.pins if o.index not in loose_ids and o.tight and not math.isnan(o.cx)]
         held_blob: dict[int, list[int]] = {}
         for q, (bx, by, _, _) in enumerate(blobs):
@@ -1558,7 +1559,7 @@ class Tracker:
         dx, dy = p.cx + p.vx - blob[K.B_CX], p.cy + p.vy - blob[K.B_CY]
         along = max(abs(dx * math.cos(ang) + dy * math.sin(ang)) - half_len, 0.0)
         across = max(abs(-dx * math.sin(ang) + dy * math.cos(ang)) - half_wid, 0.0)
-        return math.hypot(along, across) <= 2.0 * self.pin_stand_r_px[k] + 2.0
+        return math.hypot(along, across) <= 2.0 * self._pin_r[k] + 2.0
 
     def _pin_missing(self, p: _Pin) -> None:
         p.missing += 1
@@ -1576,20 +1577,20 @@ class Tracker:
 
     def _pin_measure(self, p: _Pin, blob: np.ndarray, x0: int, y0: int, tight_window) -> None:
         k = p.index
-
         t = self.table
-        cx, cy = blob[K.B_CX] + x0, blob[K.B_CY] + y0
-        sxx, sxy, syy = blob[K.B_SXX], blob[K.B_SXY], blob[K.B_SYY]
+        bl = blob.tolist()  # Python floats: the same values, cheaper arithmetic
+        cx, cy = bl[K.B_CX] + x0, bl[K.B_CY] + y0
+        sxx, sxy, syy = bl[K.B_SXX], bl[K.B_SXY], bl[K.B_SYY]
         tr, det = sxx + syy, sxx * syy - sxy * sxy
         disc = math.sqrt(max(0.25 * tr * tr - det, 0.0))
         lam1, lam2 = 0.5 * tr + disc, max(0.5 * tr - disc, 1e-6)
         length_mm = math.sqrt(12.0 * lam1) * self.mm_px
-        area = blob[K.B_SUMW]
+        area = bl[K.B_SUMW]
         # touching the window edge in the tight window means it grew: look wider next frame
         at_edge = False
         if tight_window is not None:
             w, h = tight_window
-            at_edge = blob[K.B_X0] <= 0 or blob[K.B_Y0] <= 0 or blob[K.B_X1] >= w - 1 or blob[K.B_Y1] >= h - 1
+            at_edge = bl[K.B_X0] <= 0 or bl[K.B_Y0] <= 0 or bl[K.B_X1] >= w - 1 or bl[K.B_Y1] >= h - 1
         # a standing pin partly under a ball's mask loses a side: its centre moves away by
         # most of a pixel with nothing touching it (a toppling pin soon moves further)
         shift_px = 1.2 if self._standing_under_mask(p) else 0.6
@@ -1667,21 +1668,24 @@ class Tracker:
         p.state = state
         p.conf = conf
         p.tight = state != PinState.MOVING and p.stable >= 2
-        p.half_extent = 0.5 * max(blob[K.B_X1] - blob[K.B_X0], blob[K.B_Y1] - blob[K.B_Y0]) + 1.0
-        p.box = (blob[K.B_X0] + x0, blob[K.B_X1] + x0, blob[K.B_Y0] + y0, blob[K.B_Y1] + y0)
+        p.half_extent = 0.5 * max(bl[K.B_X1] - bl[K.B_X0], bl[K.B_Y1] - bl[K.B_Y0]) + 1.0
+        p.box = (bl[K.B_X0] + x0, bl[K.B_X1] + x0, bl[K.B_Y0] + y0, bl[K.B_Y1] + y0)
         # the blob as a capsule for masking: axis, half length and half width (uniform-bar variances)
         ang = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
         p.ax, p.ay = math.cos(ang), math.sin(ang)
         p.half_len = math.sqrt(3.0 * lam1)
-        p.half_wid = max(math.sqrt(3.0 * lam2), 0.8 * self.pin_stand_r_px[k])
+        p.half_wid = max(math.sqrt(3.0 * lam2), 0.8 * self._pin_r[k])
 
     def _standing_under_mask(self, p: _Pin) -> bool:
         """A confirmed standing pin that one of this frame's masks (a ball's) overlaps."""
         if not p.tight or p.state not in (PinState.STANDING, PinState.RAIL_STANDING):
             return False
-        r = self.pin_stand_r_px[p.index] + 1.0
-        m = self._masks
-        return any(math.hypot(m[q, 0] - p.cx, m[q, 1] - p.cy) < m[q, 2] + r for q in range(self._n_masks))
+        r = self._pin_r[p.index] + 1.0
+        cx, cy = p.cx, p.cy
+        for mx, my, mr in self._masks[:self._n_masks].tolist():
+            if math.hypot(mx - cx, my - cy) < mr + r:
+                return True
+        return False
 
     def _area_changed(self, p: _Pin, area: float) -> bool:
         """A pin's blob changed size beyond its jitter (wider for a confirmed standing pin,
