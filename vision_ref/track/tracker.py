@@ -555,7 +555,7 @@ class Tracker:
 
     def _streak(self, b: _Ball) -> tuple[float, float, float]:
         """(ux, uy, half length px) of the blur streak expected for this ball this frame."""
-        vx, vy = b.vel
+        vx, vy = b.kx.v, b.ky.v
         sp = math.hypot(vx, vy)
         if sp < 1e-6 or b.state == BallState.AT_REST:
             return 1.0, 0.0, 0.0
@@ -666,7 +666,9 @@ class Tracker:
         x, y, fill = float(x), float(y), float(fill)
         b.found = True
         b.lost_frames = 0
-        b.meas[:] = (x, y)
+        meas = b.meas
+        meas[0] = x
+        meas[1] = y
         b.conf = float(min(1.0, max(0.0, res[K.R_FILL])) * min(1.0, fill / 0.6))
         # streak length from the covariance: a blurred disk has along-axis variance r^2/4 + L^2/12
         b.streak = _streak_of(res)[1]
@@ -784,7 +786,7 @@ class Tracker:
             done.add(b.index)
         self._separate_touching()
         for b in self.balls:
-            if b.found and not self._on_cloth(*b.meas):
+            if b.found and not self._on_cloth(*b.meas.tolist()):
                 b.state = BallState.OFF_TABLE  # over the cushion: in the air or on the rail
                 b.found = False
         lost = [b for b in self.balls if not b.found]
@@ -1842,7 +1844,7 @@ def _streak_of(res: np.ndarray) -> tuple[float, float]:
     A blurred ball is the disk convolved with its straight path, so variances add:
     along the path r^2/4 + L^2/12, across it r^2/4; the difference gives L.
     """
-    sxx, sxy, syy = res[K.R_SXX], res[K.R_SXY], res[K.R_SYY]
+    sxx, sxy, syy = res[K.R_SXX:K.R_SYY + 1].tolist()
     tr, det = sxx + syy, sxx * syy - sxy * sxy
     disc = math.sqrt(max(0.25 * tr * tr - det, 0.0))
     return 0.5 * math.atan2(2.0 * sxy, sxx - syy), math.sqrt(max(0.0, 12.0 * 2.0 * disc))
