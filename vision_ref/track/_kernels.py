@@ -514,26 +514,85 @@ def refine_ball(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbi
     py = cy
     for it in range(total):
         rho = r + 2.0 if it < n_wide else r + pad_narrow
-        # the foreground of the pixels this pass reads that are not known yet (< 0); written out
-        # here, not in a helper: numba's calls of helpers taking the frame arrays cost ~50 ns a pixel
+        last = it == total - 1
+        # _capsule_pass, with the foreground of each pixel it reads computed on first use (< 0:
+        # not known yet). Written out here, not in a helper: numba's calls of helpers taking the
+        # frame arrays cost ~50 ns a pixel. Same pixels, same order, same sums as the pass on
+        # fg_window's map; pixels the pass gives no weight are never converted.
+        r_out2 = (rho + 0.5) * (rho + 0.5)
+        r_in2 = (rho - 0.5) * (rho - 0.5)
         j0, j1, i0, i1 = _capsule_box(cx, cy, rho, hl, h, w)
+        sw = 0.0
+        sx = 0.0
+        sy = 0.0
+        area = 0.0
+        sxx = 0.0
+        sxy = 0.0
+        syy = 0.0
         for j in range(j0, j1 + 1):
             a0, a1 = _capsule_span(j, cx, cy, ux, uy, hl, rho + 0.5, i0, i1)
+            if a0 > a1:
+                continue
+            lo, hi = _capsule_core_span(j, cx, cy, ux, uy, hl, rho - 0.5)
+            c0 = a1 + 1
+            c1 = a1
+            if lo <= hi:  # columns surely inside the core (a hair of margin against rounding)
+                c0 = max(int(math.ceil(cx + lo + 1e-7)), a0)
+                c1 = min(int(math.floor(cx + hi - 1e-7)), a1)
+                if c0 > c1:
+                    c0 = a1 + 1
+                    c1 = a1
+            dy = j - cy
             bits = rowbits[j]
             yy = y0 + j
-            for i in range(a0, a1 + 1):
-                if fg[j, i] >= 0.0:
+            i = a0
+            while i <= a1:
+                if i == c0:  # the core's columns: membership 1
+                    for ic in range(c0, c1 + 1):
+                        if fg[j, ic] < 0.0:
+                            xx = x0 + ic
+                            if bits != 0 and _is_masked(masks, n_masks, bits, xx, yy):
+                                fg[j, ic] = 0.0
+                            else:
+                                y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
+                                fg[j, ic] = fg_weight(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT,
+                                                      bg[yy, xx, 2] * BG_UNIT, prm)
+                        dx = ic - cx
+                        wa = float(fg[j, ic])
+                        area += 1.0
+                        sw += wa
+                        sx += wa * dx
+                        sy += wa * dy
+                        if last:
+                            sxx += wa * dx * dx
+                            sxy += wa * dx * dy
+                            syy += wa * dy * dy
+                    i = c1 + 1
                     continue
-                xx = x0 + i
-                if bits != 0 and _is_masked(masks, n_masks, bits, xx, yy):
-                    fg[j, i] = 0.0
-                    continue
-                y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
-                fg[j, i] = fg_weight(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT, bg[yy, xx, 2] * BG_UNIT, prm)
-        sw, sx, sy, area, sxx, sxy, syy = _capsule_pass(fg, h, w, cx, cy, ux, uy, hl, rho, it == total - 1)
+                dx = i - cx
+                a = _capsule_rim_weight(dx, dy, ux, uy, hl, rho, r_in2, r_out2)
+                if a != 0.0:
+                    if fg[j, i] < 0.0:
+                        xx = x0 + i
+                        if bits != 0 and _is_masked(masks, n_masks, bits, xx, yy):
+                            fg[j, i] = 0.0
+                        else:
+                            y, u, v = read_yuv(mode, bgr, yp, uvp, yy, xx, prm)
+                            fg[j, i] = fg_weight(y, u, v, bg[yy, xx, 0] * BG_UNIT, bg[yy, xx, 1] * BG_UNIT,
+                                                 bg[yy, xx, 2] * BG_UNIT, prm)
+                    area += a
+                    wa = fg[j, i] * a
+                    sw += wa
+                    sx += wa * dx
+                    sy += wa * dy
+                    if last:
+                        sxx += wa * dx * dx
+                        sxy += wa * dx * dy
+                        syy += wa * dy * dy
+                i += 1
         if sw <= 1e-9:
             break
-        mx, my, sxx, sxy, syy = _centroid_step(sw, sx, sy, sxx, sxy, syy, it == total - 1)
+        mx, my, sxx, sxy, syy = _centroid_step(sw, sx, sy, sxx, sxy, syy, last)
         px = cx
         py = cy
         cx += mx

@@ -38,7 +38,7 @@ from vision_ref.errors import CalibrationError, SourceError
 from vision_ref.messages import N_BALLS, N_PINS, BallState, Frame, Observations, PinState, Track, Tracks
 from vision_ref.rules.table import BALL_IDS, PIN_IDS
 from vision_ref.track import _kernels as K
-from vision_ref.track.geometry import Geometry
+from vision_ref.track.geometry import STEP as GEO_STEP, Geometry
 
 CUE = 0
 WHITES = (1, 2)
@@ -280,6 +280,10 @@ class Tracker:
         self._siting_known = False
         self._n_pin_masks = 0
         self._obs_px = np.zeros((N_BALLS, 2))
+        self._ball_grid = self.geo.ball
+        self._bp_cache: dict[tuple[float, float], tuple[float, float]] = {}
+        self._pin_mask_sig = None  # the resting pins' mask disks of the last frame: signature and rows
+        self._pin_mask_rows = np.zeros((0, 3))
 
     # ---- set-up -------------------------------------------------------------------------------
     def _refs(self, profile: CalibrationProfile) -> None:
@@ -350,6 +354,7 @@ class Tracker:
         self.pin_len_px = (self.pin_h / self.mm_px).tolist()
         self.white_spot_px = self.geo.ball_px(np.array([t.ball_spot(1), t.ball_spot(3)]))
         self.pin_stand_r_px = np.array([t.pin_top_radius(p) for p in PIN_IDS]) / self.mm_px
+        self._pin_r = self.pin_stand_r_px.tolist()  # (the same values as Python floats, for the per-frame path)
         # smallest blob still taken for a pin: about half of a standing pin seen from above
         # (a cloth mark blurred by compression is a quarter of that)
         self.pin_min_area = 0.55 * math.pi * self.pin_stand_r_px**2
@@ -422,6 +427,16 @@ class Tracker:
             return None
         return float(ox), float(oy)
 
+    def _ball_point(self, x: float, y: float) -> tuple[float, float]:
+        """geo.ball_point, remembered for the points asked again (a resting ball's place, frame after frame)."""
+        key = (x, y)
+        r = self._bp_cache.get(key)
+        if r is None:
+            if len(self._bp_cache) >= 64:
+                self._bp_cache.clear()
+            r = self._bp_cache[key] = K.grid_point(self._ball_grid, float(GEO_STEP), x, y, 0, 0.0)
+        return r
+
     # ---- per frame -----------------------------------------------------------------------------
     def mark_dropped(self, frame_index: int) -> None:
         """Record a frame the source lost (it becomes a gap in the tracks, never interpolated)."""
@@ -486,9 +501,9 @@ class Tracker:
         a few px per frame at most); only a cushion, another ball or a pin can turn it,
         so the gate opens to a full frame's travel only near those.
         """
-        vx, vy = b.vel
-        speed = math.hypot(vx, vy) * dt  # px this frame
-        base = 3.0 + 3.0 * math.sqrt(max(b.kx.pxx, b.ky.pxx))
+        kx, ky = b.kx, b.ky
+        speed = math.hypot(kx.v, ky.v) * dt  # px this frame
+        base = 3.0 + 3.0 * math.sqrt(max(kx.pxx, ky.pxx))
         if b.state == BallState.AT_REST:
             g = base
             if b.probe_failed:  # something changed there: it may have been struck
@@ -499,27 +514,27 @@ class Tracker:
         else:
             g = base + 0.3 * speed
             t = self.table
-            mx, my = self.geo.ball_point(*b.pos)
+            bx, by = kx.x, ky.x
+            mx, my = self._ball_point(bx, by)
             reach = t.ball_radius + 1.5 * speed * self.mm_px + 5.0
             if abs(mx) > t.half_length - reach or abs(my) > t.half_width - reach:
                 g = base + 1.1 * speed
             else:
                 for p in self.pins:
-                    if not math.isnan(p.cx) and math.hypot(p.cx - b.pos[0], p.cy - b.pos[1]) < (
+                    if not math.isnan(p.cx) and math.hypot(p.cx - bx, p.cy - by) < (
                             b.radius + self.pin_len_px[p.index] + 2.0 * speed):
                         g = max(g, base + 0.6 * speed)
                         break
         # another ball near enough to touch this one by the next frame: either can be turned
-        px, py = b.pos
+        px, py = kx.x, ky.x
         for o in self.balls:
             if o is b or not o.known:
                 continue
-            ovx, ovy = o.vel
-            ospeed = math.hypot(ovx, ovy) * dt
+            okx, oky = o.kx, o.ky
+            ospeed = math.hypot(okx.v, oky.v) * dt
             if ospeed < 0.5 and speed < 0.5:
                 continue
-            ox, oy = o.pos
-            if math.hypot(ox - px, oy - py) < 2.2 * b.radius + 2.0 * (ospeed + speed):
+            if math.hypot(okx.x - px, oky.x - py) < 2.2 * b.radius + 2.0 * (ospeed + speed):
                 g = max(g, 4.0 + 1.1 * max(ospeed, speed))
         return min(g, 0.5 * MAX_WIN - 40.0)
 
@@ -540,7 +555,7 @@ class Tracker:
 
     def _streak(self, b: _Ball) -> tuple[float, float, float]:
         """(ux, uy, half length px) of the blur streak expected for this ball this frame."""
-        vx, vy = b.vel
+        vx, vy = b.kx.v, b.ky.v
         sp = math.hypot(vx, vy)
         if sp < 1e-6 or b.state == BallState.AT_REST:
             return 1.0, 0.0, 0.0
@@ -651,7 +666,9 @@ class Tracker:
         x, y, fill = float(x), float(y), float(fill)
         b.found = True
         b.lost_frames = 0
-        b.meas[:] = (x, y)
+        meas = b.meas
+        meas[0] = x
+        meas[1] = y
         b.conf = float(min(1.0, max(0.0, res[K.R_FILL])) * min(1.0, fill / 0.6))
         # streak length from the covariance: a blurred disk has along-axis variance r^2/4 + L^2/12
         b.streak = _streak_of(res)[1]
@@ -684,7 +701,8 @@ class Tracker:
                     b.ky.reset(y, vy, 0.3, 4.0 * vy * vy + 100.0)
             else:
                 n = min(b.anchor_n, 60)
-                b.anchor = (b.anchor * n + np.array([x, y])) / (n + 1)
+                ax, ay = b.anchor.tolist()
+                b.anchor = np.array([(ax * n + x) / (n + 1), (ay * n + y) / (n + 1)])
                 b.anchor_n += 1
                 b.kx.v = 0.0
                 b.ky.v = 0.0
@@ -732,14 +750,14 @@ class Tracker:
             if b.known and b.state != BallState.AT_REST:  # a resting ball stays put (the probe watches it)
                 b.kx.predict(dt, accel)
                 b.ky.predict(dt, accel)
-                b.radius = self.geo.ball_radius_px(*b.pos)
+                b.radius = self.geo.ball_radius_px(b.kx.x, b.ky.x)
         known = [b for b in self.balls if b.known and b.state not in (BallState.OFF_TABLE, BallState.IN_HAND)]
         # balls at rest first (their measurements are the most certain), then by speed
-        known.sort(key=lambda b: (b.state != BallState.AT_REST, math.hypot(*b.vel)))
+        known.sort(key=lambda b: (b.state != BallState.AT_REST, math.hypot(b.kx.v, b.ky.v)))
         gates = {b.index: self._gate(b, dt) for b in known}
         w1, w2 = self.balls[1], self.balls[2]
         joint = (w1 in known and w2 in known and
-                 math.hypot(w1.pos[0] - w2.pos[0], w1.pos[1] - w2.pos[1])
+                 math.hypot(w1.kx.x - w2.kx.x, w1.ky.x - w2.ky.x)
                  < gates[1] + gates[2] + 2.5 * max(w1.radius, w2.radius))
         done: set[int] = set()
         for b in known:
@@ -768,7 +786,7 @@ class Tracker:
             done.add(b.index)
         self._separate_touching()
         for b in self.balls:
-            if b.found and not self._on_cloth(*b.meas):
+            if b.found and not self._on_cloth(*b.meas.tolist()):
                 b.state = BallState.OFF_TABLE  # over the cushion: in the air or on the rail
                 b.found = False
         lost = [b for b in self.balls if not b.found]
@@ -799,15 +817,18 @@ class Tracker:
         if (b.state != BallState.AT_REST or b.rest_ref is None or b.full_age > REST_REFRESH
                 or gate > 3.0 + 3.0 * math.sqrt(max(b.kx.pxx, b.ky.pxx)) + 1e-6):
             return False
-        pr = self._probe(b)
-        ref = b.rest_ref
-        if pr[2] < 0.9 * ref[2] or math.hypot(pr[0] - ref[0], pr[1] - ref[1]) > 0.15:
+        p0, p1, p2 = self._probe(b).tolist()
+        r0, r1, r2 = b.rest_ref.tolist()
+        if p2 < 0.9 * r2 or math.hypot(p0 - r0, p1 - r1) > 0.15:
             b.probe_failed = True
             return False
         b.found = True
         b.lost_frames = 0
-        b.meas[:] = b.anchor
-        self._push_mask(b.anchor[0], b.anchor[1], b.radius + 0.5)
+        ax, ay = b.anchor.tolist()
+        meas = b.meas
+        meas[0] = ax
+        meas[1] = ay
+        self._push_mask(ax, ay, b.radius + 0.5)
         return True
 
     def _separate_touching(self) -> None:
@@ -816,9 +837,17 @@ class Tracker:
         The first pass masks only the balls found before it, so the one processed first
         may have been pulled by a neighbour it touches."""
         found = [b for b in self.balls if b.found]
+        if len(found) < 2:
+            return self._push_found_masks(found)
         for b in found:
-            near = [o for o in found if o is not b
-                    and math.hypot(o.meas[0] - b.meas[0], o.meas[1] - b.meas[1]) < b.radius + o.radius + 6.0]
+            bx, by = b.meas.tolist()
+            near = False
+            for o in found:
+                if o is not b:
+                    ox, oy = o.meas.tolist()
+                    if math.hypot(ox - bx, oy - by) < b.radius + o.radius + 6.0:
+                        near = True
+                        break
             if not near:
                 continue
             self._n_masks = self._n_pin_masks
@@ -836,9 +865,13 @@ class Tracker:
                 b.ky.x += dy
                 if b.state == BallState.AT_REST and b.anchor_n > 0:
                     b.anchor += np.array([dx, dy]) / max(min(b.anchor_n, 61), 1)
+        self._push_found_masks(found)
+
+    def _push_found_masks(self, found) -> None:
         self._n_masks = self._n_pin_masks
         for b in found:
-            self._push_mask(b.meas[0], b.meas[1], b.radius + 0.5)
+            x, y = b.meas.tolist()
+            self._push_mask(x, y, b.radius + 0.5)
 
     def _mask_resting_pins(self) -> None:
         """Resting pins (last frame's blobs) are masked for the balls: a ball touching a pin is not pulled.
@@ -846,6 +879,15 @@ class Tracker:
         Disks of the pin's half-width (+0.5 px) along its axis: they reach only half a pixel
         into a ball touching the pin. Moving pins are not masked (their last place is stale).
         """
+        sig = [(p.index, p.cx, p.cy, p.ax, p.ay, p.half_len, p.half_wid) for p in self.pins
+               if p.tight and not math.isnan(p.cx) and p.state != PinState.MOVING]
+        if sig == self._pin_mask_sig:
+            # the same pins at rest in the same places as last frame: the same disks
+            m = len(self._pin_mask_rows)
+            if m:
+                self._masks[:m] = self._pin_mask_rows
+            self._n_masks = self._n_pin_masks = m
+            return
         m = 0
         cap = MAX_MASKS - 3 * N_BALLS - 2
         for p in self.pins:
@@ -863,6 +905,8 @@ class Tracker:
             if k > 0:
                 self._masks[m:m + k] = p.mask_disks[:k]
                 m += k
+        self._pin_mask_sig = sig
+        self._pin_mask_rows = self._masks[:m].copy()
         self._n_masks = self._n_pin_masks = m
 
     def _pick(self, b: _Ball, cands, gate: float):
@@ -915,7 +959,7 @@ class Tracker:
         if not b.known or b.state in (BallState.OFF_TABLE, BallState.IN_HAND):
             return
         t = self.table
-        xy = self.geo.ball_point(*b.pos)
+        xy = self._ball_point(*b.pos)
         vx, vy = b.vel
         speed_mm = math.hypot(vx, vy) * self.mm_px
         near_x = abs(xy[0]) > t.half_length - t.ball_radius - 40.0
@@ -934,7 +978,7 @@ class Tracker:
     def _on_cloth(self, x: float, y: float) -> bool:
         """A ball's silhouette centroid (px) over the playing area (its centre inside the cushion noses)."""
         t = self.table
-        mx, my = self.geo.ball_point(x, y)
+        mx, my = self._ball_point(x, y)
         return abs(mx) <= t.half_length + 3.0 and abs(my) <= t.half_width + 3.0
 
     def _cloth_visible(self, b: _Ball) -> bool:
@@ -1040,7 +1084,7 @@ class Tracker:
         for b in self.balls:
             if not b.found:
                 continue
-            x, y = b.meas
+            x, y = b.meas.tolist()
             ux, uy, hl = self._streak(b)
             self._push_mask(x, y, b.radius + 2.0)
             if hl > 1.0:
@@ -1067,13 +1111,13 @@ class Tracker:
                 self._n_masks = n_ball_masks
             else:  # a lying pin against a standing one: the standing pin's pixels are not its own
                 self._push_standing_pin_masks(n_ball_masks, p)
-            half = max(p.half_extent, 2.2 * self.pin_stand_r_px[k]) + 3.0
+            half = max(p.half_extent, 2.2 * self._pin_r[k]) + 3.0
             x0, y0, w, h = self._window(p.cx, p.cy, half)
             mode, bgr, yp, uvp, bg = self._ctx
             nm = self._window_masks(x0, y0, w, h)
             npix = K.pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, nm,
                                  self._rowbits, self._w_fg, self._w_band, self._w_u, self._w_v, p.cx - x0, p.cy - y0,
-                                 0.6 * self.pin_stand_r_px[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
+                                 0.6 * self._pin_r[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
             found = npix > 0 and self._pin_like(self._blob, k)
             if found and self._merged_standing(p, x0, y0):
                 continue
@@ -1160,7 +1204,7 @@ class Tracker:
         dx, dy = blob[K.B_CX] + x0 - p.cx, blob[K.B_CY] + y0 - p.cy
         d = math.hypot(dx, dy)
         near = [(b.meas[0], b.meas[1], b.radius + 3.0) for b in self.balls if b.found]
-        near += [(o.cx, o.cy, max(o.half_extent, self.pin_stand_r_px[o.index]) + 1.0) for o in self.pins
+        near += [(o.cx, o.cy, max(o.half_extent, self._pin_r[o.index]) + 1.0) for o in self.pins
                  if o is not p and not math.isnan(o.cx) and o.state != PinState.ABSENT]
         for nx, ny, r in near:
             gap = math.hypot(max(bx0 - nx, 0.0, nx - bx1), max(by0 - ny, 0.0, ny - by1))
@@ -1178,10 +1222,10 @@ class Tracker:
         for b in self.balls:
             if not b.found:
                 continue
-            x, y = b.meas
+            x, y = b.meas.tolist()
             ux, uy, hl = self._streak(b)
             along = max(-hl, min(hl, (p.cx - x) * ux + (p.cy - y) * uy))
-            if math.hypot(p.cx - x - along * ux, p.cy - y - along * uy) < b.radius + self.pin_stand_r_px[k] + 3.0:
+            if math.hypot(p.cx - x - along * ux, p.cy - y - along * uy) < b.radius + self._pin_r[k] + 3.0:
                 return True
         near = 1.2 * self.pin_len_px[k] + 3.0
         return any(o is not p and not o.tight and o.state != PinState.ABSENT and not math.isnan(o.cx)
@@ -1195,7 +1239,7 @@ class Tracker:
                 continue
             vx, vy = b.vel
             step = math.hypot(vx, vy) * self._dt
-            bx, by = (b.meas if b.found else b.pos)
+            bx, by = b.meas.tolist() if b.found else b.pos
             movers.append((float(bx), float(by), 8.0 + b.radius + 2.0 * step + 10.0))
         self._movers = movers
 
@@ -1329,7 +1373,7 @@ class Tracker:
         self._n_masks = n_ball_masks
         for o in self.pins:  # confirmed standing pins keep their own pixels
             if o.tight and o is not skip and o.state in (PinState.STANDING, PinState.RAIL_STANDING):
-                self._push_mask(o.cx, o.cy, 1.8 * self.pin_stand_r_px[o.index])
+                self._push_mask(o.cx, o.cy, 1.8 * self._pin_r[o.index])
 
     def _pin_sites_anywhere(self) -> list[tuple[float, float, float]]:
         """Pin-sized foreground components anywhere on the cloth (a pin put back by hand anywhere).
@@ -1405,7 +1449,7 @@ class Tracker:
         # blobs held by pins confirmed this frame (not loose) are theirs: a lost pin must not
         # take over a neighbour's lying body (two identities on one pin, then swapped calls)
         loose_ids = {p.index for p in loose}
-        held = [(o.cx, o.cy, max(0.5 * o.half_extent, 2.0 * self.pin_stand_r_px[o.index]), o.index)
+        held = [(o.cx, o.cy, max(0.5 * o.half_extent, 2.0 * self._pin_r[o.index]), o.index)
                 for o in self.pins if o.index not in loose_ids and o.tight and not math.isnan(o.cx)]
         held_blob: dict[int, list[int]] = {}
         for q, (bx, by, _, _) in enumerate(blobs):
@@ -1517,7 +1561,7 @@ class Tracker:
         dx, dy = p.cx + p.vx - blob[K.B_CX], p.cy + p.vy - blob[K.B_CY]
         along = max(abs(dx * math.cos(ang) + dy * math.sin(ang)) - half_len, 0.0)
         across = max(abs(-dx * math.sin(ang) + dy * math.cos(ang)) - half_wid, 0.0)
-        return math.hypot(along, across) <= 2.0 * self.pin_stand_r_px[k] + 2.0
+        return math.hypot(along, across) <= 2.0 * self._pin_r[k] + 2.0
 
     def _pin_missing(self, p: _Pin) -> None:
         p.missing += 1
@@ -1535,20 +1579,20 @@ class Tracker:
 
     def _pin_measure(self, p: _Pin, blob: np.ndarray, x0: int, y0: int, tight_window) -> None:
         k = p.index
-
         t = self.table
-        cx, cy = blob[K.B_CX] + x0, blob[K.B_CY] + y0
-        sxx, sxy, syy = blob[K.B_SXX], blob[K.B_SXY], blob[K.B_SYY]
+        bl = blob.tolist()  # Python floats: the same values, cheaper arithmetic
+        cx, cy = bl[K.B_CX] + x0, bl[K.B_CY] + y0
+        sxx, sxy, syy = bl[K.B_SXX], bl[K.B_SXY], bl[K.B_SYY]
         tr, det = sxx + syy, sxx * syy - sxy * sxy
         disc = math.sqrt(max(0.25 * tr * tr - det, 0.0))
         lam1, lam2 = 0.5 * tr + disc, max(0.5 * tr - disc, 1e-6)
         length_mm = math.sqrt(12.0 * lam1) * self.mm_px
-        area = blob[K.B_SUMW]
+        area = bl[K.B_SUMW]
         # touching the window edge in the tight window means it grew: look wider next frame
         at_edge = False
         if tight_window is not None:
             w, h = tight_window
-            at_edge = blob[K.B_X0] <= 0 or blob[K.B_Y0] <= 0 or blob[K.B_X1] >= w - 1 or blob[K.B_Y1] >= h - 1
+            at_edge = bl[K.B_X0] <= 0 or bl[K.B_Y0] <= 0 or bl[K.B_X1] >= w - 1 or bl[K.B_Y1] >= h - 1
         # a standing pin partly under a ball's mask loses a side: its centre moves away by
         # most of a pixel with nothing touching it (a toppling pin soon moves further)
         shift_px = 1.2 if self._standing_under_mask(p) else 0.6
@@ -1626,21 +1670,24 @@ class Tracker:
         p.state = state
         p.conf = conf
         p.tight = state != PinState.MOVING and p.stable >= 2
-        p.half_extent = 0.5 * max(blob[K.B_X1] - blob[K.B_X0], blob[K.B_Y1] - blob[K.B_Y0]) + 1.0
-        p.box = (blob[K.B_X0] + x0, blob[K.B_X1] + x0, blob[K.B_Y0] + y0, blob[K.B_Y1] + y0)
+        p.half_extent = 0.5 * max(bl[K.B_X1] - bl[K.B_X0], bl[K.B_Y1] - bl[K.B_Y0]) + 1.0
+        p.box = (bl[K.B_X0] + x0, bl[K.B_X1] + x0, bl[K.B_Y0] + y0, bl[K.B_Y1] + y0)
         # the blob as a capsule for masking: axis, half length and half width (uniform-bar variances)
         ang = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
         p.ax, p.ay = math.cos(ang), math.sin(ang)
         p.half_len = math.sqrt(3.0 * lam1)
-        p.half_wid = max(math.sqrt(3.0 * lam2), 0.8 * self.pin_stand_r_px[k])
+        p.half_wid = max(math.sqrt(3.0 * lam2), 0.8 * self._pin_r[k])
 
     def _standing_under_mask(self, p: _Pin) -> bool:
         """A confirmed standing pin that one of this frame's masks (a ball's) overlaps."""
         if not p.tight or p.state not in (PinState.STANDING, PinState.RAIL_STANDING):
             return False
-        r = self.pin_stand_r_px[p.index] + 1.0
-        m = self._masks
-        return any(math.hypot(m[q, 0] - p.cx, m[q, 1] - p.cy) < m[q, 2] + r for q in range(self._n_masks))
+        r = self._pin_r[p.index] + 1.0
+        cx, cy = p.cx, p.cy
+        for mx, my, mr in self._masks[:self._n_masks].tolist():
+            if math.hypot(mx - cx, my - cy) < mr + r:
+                return True
+        return False
 
     def _area_changed(self, p: _Pin, area: float) -> bool:
         """A pin's blob changed size beyond its jitter (wider for a confirmed standing pin,
@@ -1682,34 +1729,45 @@ class Tracker:
         ball_xy, ball_vel, ball_px = h.ball_xy[row], h.ball_vel[row], self._obs_px
         ball_conf, ball_state = h.ball_conf[row], h.ball_state[row]
         moving = False
+        states = []
+        confs = []
         for i, b in enumerate(self.balls):
-            ball_state[i] = b.state
-            moving |= b.state == BallState.MOVING
+            st = b.state
+            states.append(st)
+            if st == BallState.MOVING:
+                moving = True
             if not b.found:
                 ball_xy[i] = math.nan
                 ball_vel[i] = math.nan
                 ball_px[i] = math.nan
-                ball_conf[i] = 0.0
+                confs.append(0.0)
                 continue
-            at_rest = b.state == BallState.AT_REST
+            at_rest = st == BallState.AT_REST
             x, y = (b.anchor if at_rest else b.meas).tolist()
-            mx, my = self.geo.ball_point(x, y)
-            ball_xy[i] = mx, my
-            ball_px[i] = x, y
-            ball_conf[i] = b.conf
+            mx, my = self._ball_point(x, y)
+            ball_xy[i, 0] = mx
+            ball_xy[i, 1] = my
+            ball_px[i, 0] = x
+            ball_px[i, 1] = y
+            confs.append(b.conf)
             if at_rest:
                 ball_vel[i] = 0.0
             else:
-                vx, vy = b.vel
-                ax, ay = self.geo.ball_point(x + vx * 0.01, y + vy * 0.01)
-                ball_vel[i] = (ax - mx) / 0.01, (ay - my) / 0.01
+                vx, vy = b.kx.v, b.ky.v
+                ax, ay = self._ball_point(x + vx * 0.01, y + vy * 0.01)
+                ball_vel[i, 0] = (ax - mx) / 0.01
+                ball_vel[i, 1] = (ay - my) / 0.01
+        ball_state[:] = states
+        ball_conf[:] = confs
+        pins = self.pins
         pin_xy, pin_angle, pin_state, pin_conf = h.pin_xy[row], h.pin_angle[row], h.pin_state[row], h.pin_conf[row]
-        for i, p in enumerate(self.pins):
-            pin_xy[i] = p.xy
-            pin_angle[i] = p.angle
-            pin_state[i] = p.state
-            pin_conf[i] = p.conf
-            moving |= p.state == PinState.MOVING
+        pin_xy[:] = [p.xy for p in pins]
+        pin_angle[:] = [p.angle for p in pins]
+        pstates = [p.state for p in pins]
+        pin_state[:] = pstates
+        pin_conf[:] = [p.conf for p in pins]
+        if not moving and PinState.MOVING in pstates:
+            moving = True
         self._still_frames = 0 if moving else self._still_frames + 1
         self.table_moving = moving or (self.table_moving and self._still_frames < 3)
         h.t[row] = frame.t
@@ -1786,7 +1844,7 @@ def _streak_of(res: np.ndarray) -> tuple[float, float]:
     A blurred ball is the disk convolved with its straight path, so variances add:
     along the path r^2/4 + L^2/12, across it r^2/4; the difference gives L.
     """
-    sxx, sxy, syy = res[K.R_SXX], res[K.R_SXY], res[K.R_SYY]
+    sxx, sxy, syy = res[K.R_SXX:K.R_SYY + 1].tolist()
     tr, det = sxx + syy, sxx * syy - sxy * sxy
     disc = math.sqrt(max(0.25 * tr * tr - det, 0.0))
     return 0.5 * math.atan2(2.0 * sxy, sxx - syy), math.sqrt(max(0.0, 12.0 * 2.0 * disc))
