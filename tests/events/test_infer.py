@@ -807,3 +807,49 @@ def test_knocked_pins_reported_leaning_or_lying_against_a_ball_are_points_to_che
     got = infer_shot(near, window, shooter="A")
     assert any(p.startswith(f"pin {pin} was knocked and is reported lying against a ball") for p in got["review"])
     assert lying[-1] >= window.end_row - 20
+
+
+def test_a_slow_kiss_whose_resting_ball_is_lost_in_the_merged_blob_is_found():
+    """The cue ball crawls into white1 at rest. The tracker, as the blobs merge, reports
+    white1 moving (pulled 3 mm towards the cue ball) a frame before they touch, then
+    loses it for 0.3 s, and sees it again pushed on: the kiss is still found, timed
+    where the cue ball's path reaches 2R of white1 (random_2026_149@120: a miss, F1,
+    called from a carom)."""
+    from vision_ref.messages import BallState
+
+    layout = Layout.standard()
+    cx, cy = layout.balls["cue"]
+    wx, wy = layout.balls["white1"]
+    shot = simulate(layout, Strike(speed=900.0, angle=math.atan2(wy - cy, wx - cx) + 0.02))
+    fps = 120.0
+    truth = onset_truth(shot.truth_record(fps), shot, fps)
+    kiss = next(e for e in truth["events"] if e["type"] == "ball_ball")
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.3, seed=3, exposure_s=0.5 / fps)
+    (w,) = segment_shots(tracks)
+    rec = infer_shot(tracks, w, shooter="A")
+    assert any(e["type"] == "ball_ball" for e in rec["events"])
+    w1 = tracks.balls["white1"]
+    k = int(np.nonzero(w1.state == int(BallState.MOVING))[0][0])  # its first moving row
+    cue = tracks.balls["cue"]
+    pull = (cue.xy[k - 2] - w1.xy[k - 2]) / np.hypot(*(cue.xy[k - 2] - w1.xy[k - 2])) * 3.0
+    w1.state[k - 2:k] = int(BallState.MOVING)
+    w1.xy[k - 2:k] = w1.xy[k - 3] + pull
+    lost = slice(k, k + int(0.3 * fps))
+    # the merged blob's centre is reported for the cue ball, then it is found again
+    merged = slice(k, k + int(0.1 * fps))
+    cue.xy[merged] = 0.5 * (cue.xy[merged] + w1.xy[merged])
+    w1.state[lost] = int(BallState.IN_HAND)
+    w1.xy[lost] = np.nan
+    got = infer_shot(tracks, w, shooter="A")
+    kisses = [e for e in got["events"] if e["type"] == "ball_ball"]
+    assert kisses and {kisses[0]["a"], kisses[0]["b"]} == {"cue", "white1"}
+    assert abs(kisses[0]["t"] - kiss["t"]) < 1.0 / fps
+    # the slow-kiss timing itself (the fitted paths cannot time it): white1's reported
+    # start is 2 rows early, before the pair's candidate interval
+    from vision_ref.events.infer import _Contact, _resting_ball_set_moving, _Shot
+    from vision_ref.rules.table import DEFAULT_TABLE
+
+    sh = _Shot(tracks, w, DEFAULT_TABLE, InferenceSettings())
+    c = _Contact("ball_ball", ("cue", "white1"), float(tracks.t[k]), rows=(k, k + 1), span=(k, k + 6))
+    res = _resting_ball_set_moving(sh, c)
+    assert res is not None and abs(res[0] - w.strike_t - kiss["t"]) < 1.0 / fps

@@ -895,24 +895,65 @@ def _resting_ball_set_moving(sh: _Shot, c: _Contact) -> tuple[float, float, bool
     ball's start of motion is timed like a strike (``segment.motion_onset``), and the
     other ball's path must reach it then (within its errors)."""
     r_lo, r_hi = c.span
-    for mover, rester in ((c.objs[0], c.objs[1]), (c.objs[1], c.objs[0])):
-        st = sh.tracks.balls[rester].state
-        k = next((q for q in range(max(r_lo, sh.r0 + 1), min(r_hi + 2, sh.r1 + 1))
-                  if st[q] == int(BallState.MOVING) and st[q - 1] == int(BallState.AT_REST)), None)
-        if k is None or _back_where_it_rested(sh, rester, float(sh.tm[k])) is not None:
-            continue
-        rest_rows = np.array([q for q in range(max(sh.r0, k - 10), k) if st[q] == int(BallState.AT_REST)])
-        rest = rest_position(sh.tracks.balls[rester].xy, rest_rows) if len(rest_rows) else None
-        if rest is None:
-            continue
-        t_on, s_on = motion_onset(sh.tracks, rester, k, rest_rows)
-        f = sh.fit(mover, t_on, "pre", ())
-        if f is None or f.deg == 0:
-            continue
-        gap = float(np.hypot(*(f.pos(t_on) - rest))) - 2 * sh.R
-        if abs(gap) <= 3.0 * math.sqrt(f.var(t_on) + sh.sig ** 2) + sh.s.slack_mm:
-            return t_on, s_on, False
+    for early in (False, True):
+        # then from a few rows before the pair came near: merging blobs can set the
+        # resting ball moving early (only the reach of the other's path times that kiss)
+        rows = range(max(r_lo - 3, sh.r0 + 1), r_lo) if early else range(max(r_lo, sh.r0 + 1), min(r_hi + 2, sh.r1 + 1))
+        for mover, rester in ((c.objs[0], c.objs[1]), (c.objs[1], c.objs[0])):
+            st = sh.tracks.balls[rester].state
+            k = next((q for q in rows if st[q] == int(BallState.MOVING) and st[q - 1] == int(BallState.AT_REST)), None)
+            if k is None or _back_where_it_rested(sh, rester, float(sh.tm[k])) is not None:
+                continue
+            res = _kiss_of_resting(sh, mover, rester, k, reach_only=early)
+            if res is not None:
+                return res
     return None
+
+
+def _kiss_of_resting(sh: _Shot, mover: str, rester: str, k: int, reach_only: bool) -> tuple[float, float, bool] | None:
+    """The kiss that set ``rester`` moving at row ``k``: at its timed onset when ``mover``'s
+    path is at 2R from it then (not ``reach_only``), else where that path reaches 2R of
+    it, if it was lost within SLOW_KISS_REACH_S and seen again off its place."""
+    st = sh.tracks.balls[rester].state
+    rest_rows = np.array([q for q in range(max(sh.r0, k - 10), k) if st[q] == int(BallState.AT_REST)])
+    rest = rest_position(sh.tracks.balls[rester].xy, rest_rows) if len(rest_rows) else None
+    if rest is None:
+        return None
+    t_on, s_on = motion_onset(sh.tracks, rester, k, rest_rows)
+    f = sh.fit(mover, t_on, "pre", ())
+    if f is None or f.deg == 0:
+        return None
+    gap = float(np.hypot(*(f.pos(t_on) - rest))) - 2 * sh.R
+    if not reach_only and abs(gap) <= 3.0 * math.sqrt(f.var(t_on) + sh.sig ** 2) + sh.s.slack_mm:
+        return t_on, s_on, False
+    lost = not sh.valid[rester][k:min(k + int(SLOW_KISS_REACH_S / sh.dt) + 1, sh.r1 + 1)].all()
+    if 0 < gap <= SLOW_KISS_MERGE_MM and lost and _displaced_after(sh, rester, k, rest):
+        # reported moving before the other ball reached it (their blobs merged a frame
+        # or two early: the resting ball is pulled towards the other and then lost), and
+        # seen again elsewhere: the kiss is where the other's path reaches 2R of it
+        ts = t_on + np.linspace(0.0, SLOW_KISS_REACH_S, 49)
+        d = np.hypot(*(f.pos(ts) - rest).T) - 2 * sh.R
+        inside = np.nonzero(d <= 0.0)[0]
+        if len(inside) and inside[0] > 0:
+            i = int(inside[0])
+            t_c = float(ts[i - 1] + d[i - 1] / (d[i - 1] - d[i]) * (ts[i] - ts[i - 1]))
+            return t_c, max(s_on, 0.5 * sh.dt), False
+    return None
+
+
+SLOW_KISS_REACH_S = 0.1  # how long after a resting ball's reported start the other may reach it
+SLOW_KISS_MERGE_MM = 25.0  # gap at which two balls' blobs begin to merge (a few pixels at 728x544)
+
+
+def _displaced_after(sh: _Shot, ball: str, row: int, rest: np.ndarray) -> bool:
+    """The ball, seen again on the cloth after ``row`` within the shot, is surely off its resting place."""
+    tr = sh.tracks.balls[ball]
+    rows = np.arange(row + 1, sh.r1 + 1)
+    rows = rows[sh.valid[ball][rows]]
+    if not len(rows):
+        return False
+    d = np.hypot(*(tr.xy[rows] - rest).T)
+    return bool(np.any(d > max(10.0, 8.0 * sh.sig + 1.0)))
 
 
 def _deviates(sh: _Shot, ball: str, f: PathFit, g: PathFit) -> bool:
