@@ -63,7 +63,8 @@ def compare_shot(pred: dict | None, truth: dict, shot) -> dict:
     from vision_ref.events.compare import call_of, compare, decide, onset_truth
 
     visible = onset_truth(truth, shot)
-    out = {"order_exact": False, "dt": [], "pins": 0, "pins_attributed": 0, "pins_right": 0, "pins_doubted": 0,
+    out = {"order_exact": False, "dt": [], "pins": 0, "pins_attributed": 0, "pins_right": 0, "pins_root_right": 0,
+           "pins_doubted": 0,
            "agree": False, "silent": False, "doubt": False, "found": pred is not None}
     truth_call = call_of(decide(truth))
     out["pins"] = sum(1 for e in visible["events"] if e["type"] in ("pin_hit", "doubt"))
@@ -78,6 +79,7 @@ def compare_shot(pred: dict | None, truth: dict, shot) -> dict:
         out["dt"] = list(c.time_errors)
     out["pins_attributed"] = c.pins_confident
     out["pins_right"] = c.pins_right
+    out["pins_root_right"] = c.pins_root_right
     out["pins_doubted"] = c.doubt_tp + c.doubt_fp
     out["missing"] = [list(k) for k in c.missing]
     out["extra"] = [list(k) for k in c.extra]
@@ -287,6 +289,7 @@ def main(argv=None) -> int:
     pins = sum(r["pins"] for r in rows)
     pins_att = sum(r["pins_attributed"] for r in rows)
     pins_right = sum(r["pins_right"] for r in rows)
+    pins_root = sum(r.get("pins_root_right", 0) for r in rows)
     pins_doubted = sum(r["pins_doubted"] for r in rows)
     agree = sum(r["agree"] for r in rows)
     silent = sum(r["silent"] for r in rows)
@@ -300,7 +303,7 @@ def main(argv=None) -> int:
     unreviewed = sum(bool(r.get("flagged_unreviewed")) for r in rows)
     print(f"shots {n} ({unreviewed} reported as not reviewable); contact order exact {order}/{n}; contacts timed {len(dts)}; median error "
           f"{med_ms:.2f} ms = {med_fr:.3f} frame (frame-quantised baseline 0.5 frame); pins knocked {pins}: "
-          f"attributed {pins_att}, right {pins_right}, doubted {pins_doubted}; calls agree {agree}/{n}, silent wrong {silent} "
+          f"attributed {pins_att}, right {pins_right} (root ball right {pins_root}), doubted {pins_doubted}; calls agree {agree}/{n}, silent wrong {silent} "
           f"(wrong without a doubt event {no_doubt}; shots with a point to check {checked})")
     ideal = [r["ideal"] for r in rows]
     i_order = sum(r["order_exact"] for r in ideal)
@@ -321,7 +324,7 @@ def main(argv=None) -> int:
         Path(args.json).write_text(json.dumps(rows, indent=1, default=str) + "\n")
     pct = lambda a, b: 100.0 * a / b if b else math.nan  # noqa: E731
     print(f"review: shots={n} order_exact={pct(order, n):.1f}% ideal_order_exact={pct(i_order, n):.1f}% median_dt_frames={med_fr:.3f} "
-          f"pin_attribution={pct(pins_right, pins_att):.1f}% calls_agree={pct(agree, n):.1f}% ideal_calls_agree={pct(i_agree, n):.1f}% silent_wrong={silent} "
+          f"pin_attribution={pct(pins_right, pins_att):.1f}% root_attribution={pct(pins_root, pins_att):.1f}% calls_agree={pct(agree, n):.1f}% ideal_calls_agree={pct(i_agree, n):.1f}% silent_wrong={silent} "
           f"wrong_without_doubt={no_doubt} "
           f"speed_vs_decode={rev / max(dec, 1e-9):.2f} s_per_video_s={rev / max(vid, 1e-9):.3f}")
     return 0
