@@ -547,7 +547,7 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
     named = {e["pin"] for e in events if e["type"] in ("pin_hit", "doubt")}
     unseen = (int(PinState.ABSENT), int(PinState.UNKNOWN))
     to_check: list[str] = []  # points for the referee (``_review_points``)
-    for p in named:
+    for p in sorted(named, key=PIN_IDS.index):  # in a fixed order (a set's order changes per run)
         tr = tracks.pins[p]
         if after["pins"][p]["state"] == "standing" and all(int(x) in unseen for x in tr.state[end_rows]):
             # knocked, then never seen again to the end: off the table (or hidden where
@@ -1653,25 +1653,9 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             warnings.append(f"pin {ep.pin} blurred by a ball beside it at frame {int(fi[ep.onset_row])}, "
                             "not seen to move: ignored")
             return
-        if not cands and ep.direction is None and (_stays_up(sh, ep) or _stands_again(sh, ep)):
-            # reported moving, never displaced, standing at the end, nothing in reach:
-            # a tracker's flicker, not a knock (reporting it would call a false F8)
-            warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} without moving: ignored")
-            return
-        if not cands and _stood_again(sh, ep):
-            # nothing in reach, and standing in its place again within a quarter second:
-            # the tracker's misreading (a pin cannot be knocked and stand where it stood
-            # untouched); reporting it would call a false F8
-            warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} with nothing in reach, "
-                            "standing in its place again soon after: ignored")
-            return
-        if not cands and _stays_up(sh, ep) and _ends_near_its_place(sh, ep):
-            # nothing in reach, standing at the end a few mm from where it stood: the tracker's
-            # centre of a small standing blob wandered (compression noise moves it by most of a
-            # pixel), or at most it rocked (T1). Nothing fell, so there is no knock to doubt:
-            # a doubt here would call a false F8.
-            warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} with nothing in reach, "
-                            "standing in its place at the end: ignored")
+        why = None if cands else _standing_misread(sh, ep)
+        if why:
+            warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} {why}: ignored")
             return
         if not cands:
             movers = _balls_moved_by(sh, ep.onset_row)
@@ -1924,6 +1908,24 @@ def _stands_again(sh: _Shot, ep: _Episode) -> bool:
         if int(tr.state[q]) == int(PinState.STANDING):
             return bool(np.all(np.isfinite(tr.xy[q]))) and float(np.hypot(*(tr.xy[q] - ref))) <= sh.clear_mm
     return False
+
+
+def _standing_misread(sh: _Shot, ep: _Episode) -> str | None:
+    """Why a pin reported moving with nothing in reach did not fall (None: it may have).
+    Reporting any of these would call a false F8:
+    - never displaced, standing at the end or again within two frames: a flicker;
+    - standing in its place again within STOOD_AGAIN_S, however far the misreading
+      displaced it (a pin cannot be knocked and stand where it stood untouched);
+    - standing at the end within 2 clear_mm of its place: the centre of a small
+      standing blob wandered (compression noise moves it by most of a pixel), or at most
+      it rocked (T1)."""
+    if ep.direction is None and (_stays_up(sh, ep) or _stands_again(sh, ep)):
+        return "without moving"
+    if _stood_again(sh, ep):
+        return "with nothing in reach, standing in its place again soon after"
+    if _stays_up(sh, ep) and _ends_near_its_place(sh, ep):
+        return "with nothing in reach, standing in its place at the end"
+    return None
 
 
 def _ends_near_its_place(sh: _Shot, ep: _Episode) -> bool:
