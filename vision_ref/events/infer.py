@@ -1659,7 +1659,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             return
         if not cands:
             movers = _balls_moved_by(sh, ep.onset_row)
-            if len(movers) == 1 and _seen_falling(sh, ep):
+            if len(movers) == 1:
                 # one ball has moved so far: whatever set this pin moving unseen (a pin
                 # the tracker lost, a bounce) is of that ball's chain (L5); the root is
                 # not in doubt, only the direct knocker is not seen: the nearest thing of
@@ -1731,7 +1731,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             # its knocker's chain is not known (a pin moving again unexplained): any ball
             # that has moved so far; when that is one ball, the chain is surely its own
             balls = _balls_moved_by(sh, ep.onset_row)
-            if len(balls) == 1 and not forced and _seen_falling(sh, ep):
+            if len(balls) == 1 and not forced:
                 doubt, weak, best_root, root_p = False, True, balls[0], 1.0
         extra = {"p": p_rounded, "p_root": {k: round(v, 4) for k, v in root_post.items()},
                  "by_for_root": {r: max([c for c in post if (roots.get(c, []) if c in PIN_IDS else [c]) == [r]],
@@ -1868,17 +1868,9 @@ def _balls_moved_by(sh: _Shot, row: int) -> list[str]:
 STOOD_AGAIN_S = 0.25  # longer than a flicker, shorter than any toppling pin takes to be still
 
 
-def _seen_falling(sh: _Shot, ep: _Episode) -> bool:
-    """The episode is a fall seen: the pin is seen lying after its onset, and (a standing
-    pin) not standing in its place again within STOOD_AGAIN_S first. A pin that vanished
-    to the end, or stood again, may be the tracker's misreading (or a rock, T1)."""
-    tr = sh.tracks.pins[ep.pin]
-    later = tr.state[ep.onset_row + 1:sh.r1 + 1]
-    return bool(np.isin(later, _PIN_LYING).any()) and not _stood_again(sh, ep)
-
-
 def _stood_again(sh: _Shot, ep: _Episode) -> bool:
-    """A standing pin's episode after which it is seen standing in its place again within STOOD_AGAIN_S."""
+    """A standing pin's episode after which it is seen standing in its place again within
+    STOOD_AGAIN_S: the tracker's misreading (or a rock, T1), not a fall that started."""
     if ep.geom[0] != "circle":
         return False
     tr = sh.tracks.pins[ep.pin]
