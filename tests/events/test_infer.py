@@ -675,7 +675,8 @@ def test_a_pin_falling_with_nothing_in_reach_while_one_ball_has_moved_is_that_ba
     """The knocker of a pin is not seen (the tracker lost the pin that fell on it), but only
     the cue ball has moved so far: whatever set it moving is the cue ball's chain (L5), a
     knock with the root certain, not an F8 doubt; a point to check says so. With a second
-    ball set moving before it, the same report stays a doubt naming both."""
+    ball set moving before it, the same report stays a doubt naming both, unless only one
+    of them was near the pin."""
     from vision_ref.messages import BallState, PinState
 
     rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
@@ -703,6 +704,19 @@ def test_a_pin_falling_with_nothing_in_reach_while_one_ball_has_moved_is_that_ba
     two = infer_shot(tracks, window, shooter="A")
     ev = [e for e in two["events"] if e.get("pin") == pin]
     assert [e["type"] for e in ev] == ["doubt"] and set(ev[0]["candidates"]) == {"cue", "white2"}
+    # white2 resting (and flickering) a ball's width from the pin, the cue ball far away:
+    # white2's chain, not a doubt
+    from dataclasses import replace
+
+    from vision_ref.rules.table import DEFAULT_TABLE as T
+
+    assert float(np.hypot(*(tracks.balls["cue"].xy[k] - at))) > 300.0
+    xy = tracks.balls["white2"].xy.copy()
+    xy[:] = at + (T.ball_radius + 20.0, 0.0)
+    beside = replace(tracks, balls={**tracks.balls, "white2": replace(tracks.balls["white2"], xy=xy)})
+    got = infer_shot(beside, window, shooter="A")
+    ev = [e for e in got["events"] if e.get("pin") == pin]
+    assert [(e["type"], e.get("root")) for e in ev][:1] == [("pin_hit", "white2")]
 
 
 def test_a_fallen_pin_read_standing_for_a_moment_then_shifting_is_no_new_knock(pin_shot):

@@ -1659,6 +1659,11 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             return
         if not cands:
             movers = _balls_moved_by(sh, ep.onset_row)
+            near = _roots_near(sh, ep, movers, started, roots)
+            if len(movers) > 1 and len(near) == 1:
+                # of the balls that have moved, only one (or a pin of its chain) was anywhere
+                # near the pin when it started to move: the others were too far to be its root
+                movers = near
             if len(movers) == 1:
                 # one ball has moved so far: whatever set this pin moving unseen (a pin
                 # the tracker lost, a bounce) is of that ball's chain (L5); the root is
@@ -1854,6 +1859,35 @@ def _fallen_since(sh: _Shot, ep: _Episode, started: dict) -> bool:
         return False
     tr = sh.tracks.pins[ep.pin]
     return bool(np.isin(tr.state[sh.w.strike_row:ep.onset_row], _PIN_LYING).any())
+
+
+NEAR_MM = 60.0  # beyond touching reach (plus a frame's travel): not how a pin is knocked
+
+
+def _roots_near(sh: _Shot, ep: _Episode, movers: list[str], started: dict, roots: dict) -> list[str]:
+    """Balls among ``movers`` that were within touching reach of the pin, plus a frame's
+    travel and NEAR_MM, in the rows around its onset, or that are at the root of a pin in
+    motion within a pin's height plus NEAR_MM of it then."""
+    target = _geom_base(ep)
+    rows = range(max(ep.onset_row - 2, sh.r0), min(ep.onset_row + 2, sh.r1) + 1)
+    out: list[str] = []
+    for b in movers:
+        xy = sh.tracks.balls[b].xy
+        for q in rows:
+            if not np.all(np.isfinite(xy[q])):
+                continue
+            step = float(np.hypot(*(xy[q] - xy[q - 1]))) if q > 0 and np.all(np.isfinite(xy[q - 1])) else 0.0
+            if float(np.hypot(*(xy[q] - target))) <= sh.R + 0.5 * sh.table.king_height + step + NEAR_MM:
+                out.append(b)
+                break
+    for k in started:
+        if k == ep.pin or not _pin_in_motion(sh, k, ep.onset_row):
+            continue
+        xy = sh.tracks.pins[k].xy
+        seen = [q for q in range(sh.r0, ep.onset_row + 1) if np.all(np.isfinite(xy[q]))]
+        if seen and float(np.hypot(*(xy[seen[-1]] - target))) <= sh.table.pin_height_of(k) + NEAR_MM:
+            out += [r for r in roots.get(k, []) if r in movers and r not in out]
+    return out
 
 
 def _balls_moved_by(sh: _Shot, row: int) -> list[str]:
