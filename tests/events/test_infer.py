@@ -411,6 +411,19 @@ def test_pin_knocks_whose_chain_reaches_no_ball_are_reordered_or_doubted():
     _doubt_rootless_knocks(doubted, ["cue", "white1", "white2"], warnings, dt)
     assert doubted[2]["type"] == "doubt" and doubted[2]["candidates"] == ["cue", "white1"]
     assert doubted[3]["type"] == "pin_hit" and len(warnings) == 1
+    # two pins knocking each other in one frame, neither seen knocked: a doubt while
+    # several balls have moved, the one moved ball's chain when only it has
+    cycle = [{"t": 0.0, "type": "strike", "ball": "cue"},
+             {"t": 0.03, "type": "pin_hit", "pin": "king", "by": "foot"},
+             {"t": 0.03, "type": "pin_hit", "pin": "foot", "by": "king"}]
+    several = copy.deepcopy(cycle)
+    _doubt_rootless_knocks(several, ["cue", "white1", "white2"], [], dt, moved_at=lambda t: ["cue", "white1"])
+    assert several[1]["type"] == "doubt" and several[1]["candidates"] == ["cue", "white1", "white2"]
+    one = copy.deepcopy(cycle)
+    _doubt_rootless_knocks(one, ["cue", "white1", "white2"], [], dt, moved_at=lambda t: ["cue"])
+    assert [(e["type"], e["by"], e.get("by_unseen")) for e in one[1:]] == [("pin_hit", "cue", True),
+                                                                           ("pin_hit", "king", None)]
+    assert knock_of(one, "foot").root == "cue"
 
 
 def test_a_knocked_pin_never_seen_again_is_down_unless_a_ball_hides_it(pin_shot):

@@ -585,7 +585,8 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
                            "confidence": 0.0, "reason": "pin found down with no observed knock"})
             warnings.append(f"pin {p} found down but its knock was not observed")
     events.sort(key=lambda e: (e["t"], 0 if e["type"] == "strike" else 1))
-    _doubt_rootless_knocks(events, sh.in_play, warnings, sh.dt)
+    _doubt_rootless_knocks(events, sh.in_play, warnings, sh.dt,
+                           moved_at=lambda t: _balls_moved_by(sh, min(int(np.searchsorted(sh.tm, t + t_s)), sh.r1)))
 
     record = {
         "format": SHOT_FORMAT,
@@ -641,11 +642,14 @@ def _review_points(record: dict, window: ShotWindow, pin_points: list[str]) -> l
     return out
 
 
-def _doubt_rootless_knocks(events: list[dict], movers: list[str], warnings: list[str], dt: float) -> None:
+def _doubt_rootless_knocks(events: list[dict], movers: list[str], warnings: list[str], dt: float,
+                           moved_at=None) -> None:
     """A pin knocked by a pin whose own knock is not established (a doubt, or no
     earlier pin_hit) has no ball at the root of its chain (RULES L5): that knock is a
     doubt too, with the knocker's candidates. A knocker whose own knock is timed
     within a frame after (two coarse estimates of one instant) is put first instead.
+    With no doubt before it and ``moved_at(t)`` (the balls moved by record time t)
+    naming one ball, the knock is that ball's, its link unseen (``by_unseen``).
     In place, in time order."""
     from vision_ref.rules.events import knock_of
 
@@ -666,6 +670,16 @@ def _doubt_rootless_knocks(events: list[dict], movers: list[str], warnings: list
             continue
         earlier = [x for x in events[:k] if x["type"] == "doubt" and x["pin"] == e["by"]]
         cands = list(earlier[-1].get("candidates") or []) if earlier else []
+        moved = moved_at(e["t"]) if moved_at is not None else []
+        if not cands and len(moved) == 1:
+            # one ball had moved by then: the chain (pins knocking each other in one frame,
+            # none of them seen knocked by it) is that ball's, L5; its link is not seen
+            events[k] = {**e, "by": moved[0], "by_unseen": True, "root": moved[0], "confidence": 1.0,
+                         "root_candidates": moved}
+            warnings.append(f"pin {e['pin']}: knocked by pin {e['by']}, whose knock is not established; "
+                            f"only {moved[0]} had moved, so it is {moved[0]}'s chain")
+            k += 1
+            continue
         events[k] = {"t": e["t"], "type": "doubt", "pin": e["pin"], "candidates": cands or list(movers),
                      "confidence": 0.0, "reason": f"knocked by pin {e['by']}, whose own knock is not established",
                      **({"frames": e["frames"]} if "frames" in e else {})}
