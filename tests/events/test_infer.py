@@ -806,13 +806,15 @@ def test_a_knocked_pin_reported_standing_away_from_its_place_is_a_point_to_check
 
     rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
     down = [p for p, v in rec["after"]["pins"].items() if v["state"] == "down"]
-    assert not any("check that it stands (T1)" in p for p in rec["review"])
+    assert not any("reported standing" in p for p in rec["review"])
     tr = tracks.pins[down[0]]
     lying = np.nonzero(tr.state == int(PinState.DOWN))[0]
     tr.state[lying] = int(PinState.STANDING)  # its lying body read as a pin standing there
     got = infer_shot(tracks, window, shooter="A")
-    assert got["after"]["pins"][down[0]]["state"] == "standing"
-    assert any(p.startswith(f"pin {down[0]} was knocked and is reported standing") and "(T1)" in p for p in got["review"])
+    # knocked pins rarely land upright far from their place (T1); a lying one misread is likelier
+    assert got["after"]["pins"][down[0]]["state"] == "down"
+    assert any(p.startswith(f"pin {down[0]} was knocked and is reported standing") and "counted down" in p
+               and "T1" in p for p in got["review"])
 
 
 def test_knocked_pins_reported_leaning_or_lying_against_a_ball_are_points_to_check(pin_shot):
