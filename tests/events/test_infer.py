@@ -318,10 +318,9 @@ def test_a_pin_reported_moving_early_as_a_ball_nears_it_is_still_attributed(pin_
         far.state[k + 3:] = int(PinState.ABSENT)
         far.xy[k + 3:] = np.nan
         rec3 = infer_shot(tracks, window, shooter="A")
-        # (only the cue ball has moved: its chain, whatever the unseen knocker, and a point to check)
+        # (only the cue ball has moved: its chain, whatever the unseen knocker)
         foot = [e for e in rec3["events"] if e.get("pin") == "foot" and e["type"] in ("pin_hit", "doubt")]
         assert [(e["type"], e.get("root"), e.get("by_unseen")) for e in foot][:1] == [("pin_hit", "cue", True)]
-        assert any("pin foot started to fall" in p and "check what knocked it" in p for p in rec3["review"])
         rec4 = infer_shot(back, window, shooter="A")
         early = [e for e in rec4["events"] if e.get("pin") == "foot" and e["t"] < rec4["events"][0]["t"] + 0.1]
         assert early == [] and any("pin foot reported moving" in w and "standing in its place again" in w
@@ -376,9 +375,8 @@ def test_a_pin_only_blurred_and_hidden_by_a_ball_resting_beside_it_is_no_knock(p
         return [e for e in record["events"] if e.get("pin") == pin]
 
     alone = infer_shot(tracks, window, shooter="A")
-    # (only the cue ball has moved: its chain, the knocker unseen, and a point to check)
+    # (only the cue ball has moved: its chain, the knocker unseen)
     assert [(e["type"], e.get("by_unseen")) for e in pin_events(alone)] == [("pin_hit", True)]
-    assert any(f"pin {pin} started to fall" in p for p in alone["review"])
     # now white2 rests beside it all along (a ball's width from its base)
     w2 = tracks.balls["white2"]
     w2.xy[:] = at + (48.0, 0.0)
@@ -687,9 +685,9 @@ def test_a_pin_lost_from_sight_while_it_topples_still_knocks_its_neighbour(seen_
 def test_a_pin_falling_with_nothing_in_reach_while_one_ball_has_moved_is_that_balls_chain(pin_shot):
     """The knocker of a pin is not seen (the tracker lost the pin that fell on it), but only
     the cue ball has moved so far: whatever set it moving is the cue ball's chain (L5), a
-    knock with the root certain, not an F8 doubt; a point to check says so. With a second
+    knock with the root certain, not an F8 doubt (and nothing to check). With a second
     ball set moving before it, the same report stays a doubt naming both, unless only one
-    of them was near the pin."""
+    of them was near the pin (its chain then, with a point to check)."""
     from vision_ref.messages import BallState, PinState
 
     rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
@@ -709,7 +707,7 @@ def test_a_pin_falling_with_nothing_in_reach_while_one_ball_has_moved_is_that_ba
     got = infer_shot(tracks, window, shooter="A")
     ev = [e for e in got["events"] if e.get("pin") == pin]
     assert [(e["type"], e["root"], e.get("by_unseen")) for e in ev] == [("pin_hit", "cue", True)]
-    assert any(f"pin {pin} started to fall" in p and "check what knocked it" in p for p in got["review"])
+    assert not any(f"pin {pin} started to fall" in p for p in got["review"])  # the chain is certain
     assert not any(f["rule"] == "F8" for f in Match(["A", "B"], "A").play(got)["fouls"])
     # white2 set moving (a flicker of motion) before the pin moved: two roots possible
     w2 = tracks.balls["white2"]
@@ -729,7 +727,9 @@ def test_a_pin_falling_with_nothing_in_reach_while_one_ball_has_moved_is_that_ba
     beside = replace(tracks, balls={**tracks.balls, "white2": replace(tracks.balls["white2"], xy=xy)})
     got = infer_shot(beside, window, shooter="A")
     ev = [e for e in got["events"] if e.get("pin") == pin]
-    assert [(e["type"], e.get("root")) for e in ev][:1] == [("pin_hit", "white2")]
+    assert [(e["type"], e.get("root"), e.get("root_by")) for e in ev][:1] == [("pin_hit", "white2", "only_near")]
+    # the likeliest root, not the only possible one: a point to check
+    assert any(f"pin {pin} started to fall" in p and "check what knocked it" in p for p in got["review"])
 
 
 def test_a_fallen_pin_read_standing_for_a_moment_then_shifting_is_no_new_knock(pin_shot):

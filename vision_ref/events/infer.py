@@ -626,9 +626,12 @@ def _review_points(record: dict, window: ShotWindow, pin_points: list[str]) -> l
             out.append(f"{e['a']} and {e['b']} barely met at {e['t']:.2f} s (a graze within the tracking error): "
                        "check that they touched")
     for e in record["events"]:
-        if e["type"] == "pin_hit" and e.get("by_unseen") and record["after"]["pins"][e["pin"]]["state"] != "standing":
-            out.append(f"pin {e['pin']} started to fall at {e['t']:.2f} s with nothing seen touching it ({e['root']}'s "
-                       f"chain: only {e['root']} had moved): check what knocked it")
+        # (with one ball moved the chain is certain: nothing to check; of several, the one
+        # near the pin is the likeliest, not the only possible root)
+        if e["type"] == "pin_hit" and e.get("root_by") == "only_near" and \
+                record["after"]["pins"][e["pin"]]["state"] != "standing":
+            out.append(f"pin {e['pin']} started to fall at {e['t']:.2f} s with nothing seen touching it "
+                       f"({e['root']}'s chain: of the balls moved only {e['root']} was near it): check what knocked it")
     for p, v in record["after"]["pins"].items():
         if v["state"] == "rail_standing":
             # seen from above far out, a pin lying on the rail along the camera's line of
@@ -681,7 +684,7 @@ def _doubt_rootless_knocks(events: list[dict], movers: list[str], warnings: list
             # one ball had moved by then: the chain (pins knocking each other in one frame,
             # none of them seen knocked by it) is that ball's, L5; its link is not seen
             events[k] = {**e, "by": moved[0], "by_unseen": True, "root": moved[0], "confidence": 1.0,
-                         "root_candidates": moved}
+                         "root_candidates": moved, "root_by": "only_moved"}
             warnings.append(f"pin {e['pin']}: knocked by pin {e['by']}, whose knock is not established; "
                             f"only {moved[0]} had moved, so it is {moved[0]}'s chain")
             k += 1
@@ -1679,11 +1682,12 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             return
         if not cands:
             movers = _balls_moved_by(sh, ep.onset_row)
+            why_root = "only_moved"
             near = _roots_near(sh, ep, movers, started, roots)
             if len(movers) > 1 and len(near) == 1:
                 # of the balls that have moved, only one (or a pin of its chain) was anywhere
                 # near the pin when it started to move: the others were too far to be its root
-                movers = near
+                movers, why_root = near, "only_near"
             if len(movers) == 1:
                 # one ball has moved so far: whatever set this pin moving unseen (a pin
                 # the tracker lost, a bounce) is of that ball's chain (L5); the root is
@@ -1692,8 +1696,9 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                 by = _nearest_of_chain(sh, ep, movers[0], started, roots)
                 events.append({"t": t_hit, "type": "pin_hit", "pin": ep.pin, "by": by, "root": movers[0],
                                "confidence": 1.0, "sigma": round(0.5 * (ep.t_hi - ep.t_lo), 6), "frames": frames,
-                               "root_candidates": movers, "by_unseen": True})
-                warnings.append(f"pin {ep.pin} started moving with nothing in reach: only {movers[0]} had moved, "
+                               "root_candidates": movers, "by_unseen": True, "root_by": why_root})
+                how = "had moved" if why_root == "only_moved" else "of the balls moved was near it"
+                warnings.append(f"pin {ep.pin} started moving with nothing in reach: only {movers[0]} {how}, "
                                 f"so it is {movers[0]}'s chain")
             else:
                 events.append({"t": t_hit, "type": "doubt", "pin": ep.pin, "candidates": movers, "confidence": 0.0,
