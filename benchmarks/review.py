@@ -174,6 +174,54 @@ def ideal_records(shot, fps: float) -> list[dict]:
     return m.records
 
 
+def _tracker_digest() -> str:
+    """A digest of the tracker's code: tracks kept by an older tracker are not scored."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted((REPO / "vision_ref" / "track").glob("*.py")):
+        h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _save_tracks(directory: Path, name: str, fps: float, tracks, notes: list[str], err: str | None,
+                 n_frames: int) -> None:
+    import pickle
+
+    directory.mkdir(parents=True, exist_ok=True)
+    blob = {"tracker": _tracker_digest(), "tracks": tracks, "notes": notes, "error": err, "frames": n_frames}
+    (directory / f"{name}@{fps:g}.pkl").write_bytes(pickle.dumps(blob))
+
+
+class _Inferred:
+    """What the scoring reads of a review result, from kept tracks."""
+
+    def __init__(self, records, notes):
+        self.records, self.notes, self.timings = records, notes, {}
+
+
+def _from_tracks(directory: Path, name: str, fps: float, shot):
+    """(result, error, decode s, review s, frames) of one clip from its kept tracks (times are nan)."""
+    import pickle
+
+    from vision_ref.review.pipeline import adjudicate_tracks
+    from vision_ref.rules import Match
+
+    path = directory / f"{name}@{fps:g}.pkl"
+    if not path.is_file():
+        raise SystemExit(f"--from-tracks: {path} is missing (keep them with --save-tracks {directory})")
+    blob = pickle.loads(path.read_bytes())
+    if blob.get("tracker") != _tracker_digest():
+        raise SystemExit(f"--from-tracks: {path} was kept by another version of vision_ref/track "
+                         f"(keep them again with --save-tracks {directory})")
+    notes = list(blob["notes"])
+    if blob["tracks"] is None:
+        return None, blob["error"], math.nan, math.nan, blob["frames"]
+    m = Match(["A", "B"])
+    adjudicate_tracks(blob["tracks"], m, table=shot.table, notes=notes)
+    return _Inferred(m.records, notes), None, math.nan, math.nan, blob["frames"]
+
+
 def decode_seconds(video: Path) -> tuple[float, int]:
     from vision_ref.video import VideoReader
 
@@ -226,6 +274,12 @@ def main(argv=None) -> int:
                     help="where rendered clips are kept between runs")
     ap.add_argument("--json", default=None, help="also write the per-shot results here")
     ap.add_argument("--no-sample", action="store_true", help="skip the bundled sample videos")
+    ap.add_argument("--save-tracks", default=None, metavar="DIR",
+                    help="also keep each clip's tracks here (for --from-tracks)")
+    ap.add_argument("--from-tracks", default=None, metavar="DIR",
+                    help="score event inference alone on tracks kept by --save-tracks (no decoding or "
+                         "tracking, ~1 min for the full corpus; no speed figures); refused when the tracker's "
+                         "code changed since they were kept")
     args = ap.parse_args(argv)
 
     from vision_ref.calibrate.truth import profile_from_camera
@@ -251,28 +305,36 @@ def main(argv=None) -> int:
             for name, shot in shots:
                 video, truth, dt_render = render_cached(name, shot, fps, (w, h), cache)
                 render_s += dt_render
-                if not warmed:  # numba's cached kernels load on the first call: not part of the timing
-                    review_video(video, Path(tmp) / "warm", calibration=profile, annotated=False, progress=False)
-                    warmed = True
-                dec_s, n_frames = decode_seconds(video)
-                t0 = time.perf_counter()
-                err = None
-                try:
-                    res = review_video(video, Path(tmp) / name, calibration=profile, annotated=False, progress=False)
-                    records = res.records
-                except VisionRefError as exc:
-                    records, err = [], str(exc)
-                rev_s = time.perf_counter() - t0
+                if args.from_tracks:
+                    res, err, dec_s, rev_s, n_frames = _from_tracks(Path(args.from_tracks), name, fps, shot)
+                    records = res.records if res is not None else []
+                else:
+                    if not warmed:  # numba's cached kernels load on the first call: not part of the timing
+                        review_video(video, Path(tmp) / "warm", calibration=profile, annotated=False, progress=False)
+                        warmed = True
+                    dec_s, n_frames = decode_seconds(video)
+                    t0 = time.perf_counter()
+                    err = None
+                    try:
+                        res = review_video(video, Path(tmp) / name, calibration=profile, annotated=False,
+                                           progress=False)
+                        records = res.records
+                    except VisionRefError as exc:
+                        res, records, err = None, [], str(exc)
+                    rev_s = time.perf_counter() - t0
+                    if args.save_tracks:
+                        _save_tracks(Path(args.save_tracks), name, fps, res.tracks if res is not None else None,
+                                     list(res.notes) if res is not None else [], err, n_frames)
                 pred = records[0] if len(records) == 1 else None
                 row = compare_shot(pred, truth, shot)
-                if pred is None and (err or any("could not be reviewed" in n for n in res.notes)):
+                if pred is None and (err or any("could not be reviewed" in n for n in (res.notes if res else []))):
                     # the pipeline said it could not review the shot: flagged, not silent
                     row["silent"] = row["wrong_without_doubt"] = False
                     row["flagged_unreviewed"] = True
                 row.update(name=name, fps=fps, frames=n_frames, video_s=n_frames / fps, decode_s=dec_s,
                            review_s=rev_s, shots_found=len(records), pipeline_error=err,
-                           notes=list(res.notes) if err is None else [],
-                           timings=dict(res.timings) if err is None else {})
+                           notes=list(res.notes) if res is not None else [],
+                           timings=dict(res.timings) if res is not None else {})
                 # the same shot from perfect tracks: separates tracking losses from inference losses
                 ideal = ideal_records(shot, fps)
                 row["ideal"] = compare_shot(ideal[0] if len(ideal) == 1 else None, truth, shot)

@@ -54,6 +54,7 @@ class ReviewResult:
     frames: int = 0
     video_seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    tracks: object = None  # the tracker's output (messages.Tracks) the records were inferred from
 
     def summary(self) -> str:
         score = " : ".join(f"{p} {s}" for p, s in self.final["score"].items())
@@ -529,7 +530,7 @@ def review_video(
         annotated=annotated_path, diagrams=[p for p in committed if p.name.startswith("shot_")],
         records=match.records, decisions=match.decisions, final=match.final(), notes=notes,
         frames=len(sensor_index), video_seconds=float(ts[-1] - ts[0]) + 1.0 / reader.fps if len(ts) else 0.0,
-        timings=timings,
+        timings=timings, tracks=tracks,
     )
     if stopped is not None:
         raise VideoError(f"{stopped}; the {_n(len(outcomes), 'shot')} decided before that are written to {out}")
