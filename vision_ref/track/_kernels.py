@@ -404,6 +404,26 @@ def _capsule_rim_weight(dx, dy, ux, uy, hl, rho, r_in2, r_out2):
 
 
 @njit(cache=True, inline="always")
+def _capsule_row(j, cx, cy, ux, uy, hl, rho, i0, i1):
+    """Row j of a capsule pass of radius rho: its columns [a0, a1] (a0 > a1: none) and the
+    columns [c0, c1] surely inside the core, membership 1 (a hair of margin against
+    rounding; c0 = a1 + 1 when none)."""
+    a0, a1 = _capsule_span(j, cx, cy, ux, uy, hl, rho + 0.5, i0, i1)
+    c0 = a1 + 1
+    c1 = a1
+    if a0 > a1:
+        return a0, a1, c0, c1
+    lo, hi = _capsule_core_span(j, cx, cy, ux, uy, hl, rho - 0.5)
+    if lo <= hi:
+        c0 = max(int(math.ceil(cx + lo + 1e-7)), a0)
+        c1 = min(int(math.floor(cx + hi - 1e-7)), a1)
+        if c0 > c1:
+            c0 = a1 + 1
+            c1 = a1
+    return a0, a1, c0, c1
+
+
+@njit(cache=True, inline="always")
 def _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho, moments):
     """One weighted-centroid pass over the anti-aliased capsule: weight, first moments, area, and
     (``moments``) second moments.
@@ -422,18 +442,9 @@ def _capsule_pass(wmap, h, w, cx, cy, ux, uy, hl, rho, moments):
     sxy = 0.0
     syy = 0.0
     for j in range(j0, j1 + 1):
-        a0, a1 = _capsule_span(j, cx, cy, ux, uy, hl, rho + 0.5, i0, i1)
+        a0, a1, c0, c1 = _capsule_row(j, cx, cy, ux, uy, hl, rho, i0, i1)
         if a0 > a1:
             continue
-        lo, hi = _capsule_core_span(j, cx, cy, ux, uy, hl, rho - 0.5)
-        c0 = a1 + 1
-        c1 = a1
-        if lo <= hi:  # columns surely inside the core (a hair of margin against rounding)
-            c0 = max(int(math.ceil(cx + lo + 1e-7)), a0)
-            c1 = min(int(math.floor(cx + hi - 1e-7)), a1)
-            if c0 > c1:
-                c0 = a1 + 1
-                c1 = a1
         dy = j - cy
         for i in range(a0, a1 + 1):
             dx = i - cx
@@ -530,18 +541,9 @@ def refine_ball(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbi
         sxy = 0.0
         syy = 0.0
         for j in range(j0, j1 + 1):
-            a0, a1 = _capsule_span(j, cx, cy, ux, uy, hl, rho + 0.5, i0, i1)
+            a0, a1, c0, c1 = _capsule_row(j, cx, cy, ux, uy, hl, rho, i0, i1)
             if a0 > a1:
                 continue
-            lo, hi = _capsule_core_span(j, cx, cy, ux, uy, hl, rho - 0.5)
-            c0 = a1 + 1
-            c1 = a1
-            if lo <= hi:  # columns surely inside the core (a hair of margin against rounding)
-                c0 = max(int(math.ceil(cx + lo + 1e-7)), a0)
-                c1 = min(int(math.floor(cx + hi - 1e-7)), a1)
-                if c0 > c1:
-                    c0 = a1 + 1
-                    c1 = a1
             dy = j - cy
             bits = rowbits[j]
             yy = y0 + j
