@@ -545,11 +545,10 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             warnings.append(f"{b} not visible at the end of the shot: its last seen place is used")
     # a pin down at the end that no event names: it fell with no cause in view
     named = {e["pin"] for e in events if e["type"] in ("pin_hit", "doubt")}
-    unseen = (int(PinState.ABSENT), int(PinState.UNKNOWN))
     to_check: list[str] = []  # points for the referee (``_review_points``)
     for p in sorted(named, key=PIN_IDS.index):  # in a fixed order (a set's order changes per run)
         tr = tracks.pins[p]
-        if after["pins"][p]["state"] == "standing" and all(int(x) in unseen for x in tr.state[end_rows]):
+        if after["pins"][p]["state"] == "standing" and all(int(x) in _PIN_UNSEEN for x in tr.state[end_rows]):
             # knocked, then never seen again to the end: off the table (or hidden where
             # it lies); it is not standing, whatever the last state seen before the knock
             seen = np.nonzero(np.all(np.isfinite(tr.xy[window.strike_row:window.end_row + 1]), axis=1))[0]
@@ -1859,13 +1858,19 @@ def _nearest_of_chain(sh: _Shot, ep: _Episode, ball: str, started: dict, roots: 
         tr = sh.tracks.balls[k] if k in BALL_IDS else sh.tracks.pins[k]
         if k in PIN_IDS and not _pin_in_motion(sh, k, ep.onset_row):
             continue
-        seen = np.nonzero(np.all(np.isfinite(tr.xy[sh.r0:ep.onset_row + 1]), axis=1))[0]
-        if not len(seen):
+        at = _last_seen(tr.xy, sh.r0, ep.onset_row)
+        if at is None:
             continue
-        d = float(np.hypot(*(tr.xy[sh.r0 + int(seen[-1])] - target)))
+        d = float(np.hypot(*(at - target)))
         if d < best_d:
             best, best_d = k, d
     return best
+
+
+def _last_seen(xy: np.ndarray, r0: int, row: int) -> np.ndarray | None:
+    """The last position seen (finite) in rows r0..row, or None."""
+    seen = np.nonzero(np.all(np.isfinite(xy[r0:row + 1]), axis=1))[0]
+    return xy[r0 + int(seen[-1])] if len(seen) else None
 
 
 def _resting_against_ball(at, balls: dict, table: TableSpec) -> bool:
@@ -1908,9 +1913,8 @@ def _roots_near(sh: _Shot, ep: _Episode, movers: list[str], started: dict, roots
     for k in started:
         if k == ep.pin or not _pin_in_motion(sh, k, ep.onset_row):
             continue
-        xy = sh.tracks.pins[k].xy
-        seen = [q for q in range(sh.r0, ep.onset_row + 1) if np.all(np.isfinite(xy[q]))]
-        if seen and float(np.hypot(*(xy[seen[-1]] - target))) <= sh.table.pin_height_of(k) + NEAR_MM:
+        at = _last_seen(sh.tracks.pins[k].xy, sh.r0, ep.onset_row)
+        if at is not None and float(np.hypot(*(at - target))) <= sh.table.pin_height_of(k) + NEAR_MM:
             out += [r for r in roots.get(k, []) if r in movers and r not in out]
     return out
 
@@ -1936,10 +1940,14 @@ def _stood_again(sh: _Shot, ep: _Episode) -> bool:
     for q in range(ep.onset_row + 1, sh.r1 + 1):
         if sh.tm[q] - sh.tm[ep.onset_row] > STOOD_AGAIN_S:
             break
-        if int(tr.state[q]) == int(PinState.STANDING) and np.all(np.isfinite(tr.xy[q])) \
-                and float(np.hypot(*(tr.xy[q] - ep.geom[1]))) <= sh.clear_mm:
+        if int(tr.state[q]) == int(PinState.STANDING) and _near_place(tr.xy[q], ep.geom[1], sh.clear_mm):
             return True
     return False
+
+
+def _near_place(xy: np.ndarray, place, radius: float) -> bool:
+    """A position seen (finite) and within ``radius`` mm of ``place``."""
+    return bool(np.all(np.isfinite(xy))) and float(np.hypot(*(xy - place))) <= radius
 
 
 def _stays_up(sh: _Shot, ep: _Episode) -> bool:
@@ -1954,10 +1962,9 @@ def _stands_again(sh: _Shot, ep: _Episode) -> bool:
     tr = sh.tracks.pins[ep.pin]
     if ep.geom[0] != "circle":
         return False
-    ref = ep.geom[1]
     for q in range(ep.onset_row + 1, min(ep.onset_row + 3, sh.r1) + 1):
         if int(tr.state[q]) == int(PinState.STANDING):
-            return bool(np.all(np.isfinite(tr.xy[q]))) and float(np.hypot(*(tr.xy[q] - ref))) <= sh.clear_mm
+            return _near_place(tr.xy[q], ep.geom[1], sh.clear_mm)
     return False
 
 
@@ -1984,8 +1991,7 @@ def _ends_near_its_place(sh: _Shot, ep: _Episode) -> bool:
     stood (the end of the shot's window)."""
     if ep.geom[0] != "circle":
         return False
-    end = sh.tracks.pins[ep.pin].xy[sh.r1]
-    return bool(np.all(np.isfinite(end))) and float(np.hypot(*(end - ep.geom[1]))) <= 2.0 * sh.clear_mm
+    return _near_place(sh.tracks.pins[ep.pin].xy[sh.r1], ep.geom[1], 2.0 * sh.clear_mm)
 
 
 def _back_in_place(sh: _Shot, ep: _Episode) -> bool:
@@ -1997,8 +2003,7 @@ def _back_in_place(sh: _Shot, ep: _Episode) -> bool:
     tr = sh.tracks.pins[ep.pin]
     if int(tr.state[sh.r1]) != int(PinState.STANDING) or not _stands_again(sh, ep):
         return False
-    end = tr.xy[sh.r1]
-    return bool(np.all(np.isfinite(end))) and float(np.hypot(*(end - ep.geom[1]))) <= sh.clear_mm
+    return _near_place(tr.xy[sh.r1], ep.geom[1], sh.clear_mm)
 
 
 def _pin_in_motion(sh: _Shot, pin: str, row: int) -> bool:
