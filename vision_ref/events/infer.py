@@ -953,12 +953,12 @@ def _kiss_of_resting(sh: _Shot, mover: str, rester: str, k: int, reach_only: boo
         # reported moving before the other ball reached it (their blobs merged a frame
         # or two early: the resting ball is pulled towards the other and then lost), and
         # seen again elsewhere: the kiss is where the other's path reaches 2R of it
-        ts = t_on + np.linspace(0.0, SLOW_KISS_REACH_S, 49)
-        d = np.hypot(*(f.pos(ts) - rest).T) - 2 * sh.R
-        inside = np.nonzero(d <= 0.0)[0]
-        if len(inside) and inside[0] > 0:
-            i = int(inside[0])
-            t_c = float(ts[i - 1] + d[i - 1] / (d[i - 1] - d[i]) * (ts[i] - ts[i - 1]))
+        def gap_at(t):  # t: a float or an array (see _crossing)
+            d = f.pos(t) - rest
+            return np.hypot(d[..., 0], d[..., 1]) - 2 * sh.R
+
+        t_c = _crossing(gap_at, t_on, t_on + SLOW_KISS_REACH_S, first=True)
+        if t_c is not None:
             return t_c, max(s_on, 0.5 * sh.dt), False
     return None
 
