@@ -1,7 +1,19 @@
 """The array forms of infer's distance helpers against their scalar twins."""
 import numpy as np
 
-from vision_ref.events.infer import _seg_point_dist, _seg_point_dists, _seg_seg_dist, _seg_seg_dists
+from vision_ref.events.infer import _seg_point_dist, _seg_point_dists, _seg_seg_dists
+
+
+def _seg_seg_dist(a1, b1, a2, b2) -> float:
+    """The scalar reference: 0 when the segments cross, else the least end-point distance."""
+    def orient(p, q, r):
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+    d1, d2 = orient(a2, b2, a1), orient(a2, b2, b1)
+    d3, d4 = orient(a1, b1, a2), orient(a1, b1, b2)
+    if d1 * d2 < 0 and d3 * d4 < 0:
+        return 0.0
+    return min(_seg_point_dist(a1, a2, b2), _seg_point_dist(b1, a2, b2),
+               _seg_point_dist(a2, a1, b1), _seg_point_dist(b2, a1, b1))
 
 
 def test_array_distances_match_the_scalar_ones():

@@ -192,13 +192,9 @@ def _seg_point_dists(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.hypot(apx - u * abx, apy - u * aby)
 
 
-def _seg_seg_dist(a1, b1, a2, b2) -> float:
-    return min(_seg_point_dist(a1, a2, b2), _seg_point_dist(b1, a2, b2),
-               _seg_point_dist(a2, a1, b1), _seg_point_dist(b2, a1, b1)) if not _segments_cross(a1, b1, a2, b2) else 0.0
-
-
 def _seg_seg_dists(a1: np.ndarray, b1: np.ndarray, a2, b2) -> np.ndarray:
-    """``_seg_seg_dist`` of many segments a1-b1 (n, 2) from one segment a2-b2."""
+    """Distances of many segments a1-b1 (n, 2) from one segment a2-b2: 0 where they cross,
+    else the least of the four end-point-to-segment distances."""
     a2, b2 = np.asarray(a2, dtype=np.float64), np.asarray(b2, dtype=np.float64)
 
     def orient(p, q, r):
@@ -209,14 +205,6 @@ def _seg_seg_dists(a1: np.ndarray, b1: np.ndarray, a2, b2) -> np.ndarray:
     d = np.minimum(np.minimum(_seg_point_dists(a1, a2, b2), _seg_point_dists(b1, a2, b2)),
                    np.minimum(_seg_point_dists(a2, a1, b1), _seg_point_dists(b2, a1, b1)))
     return np.where(cross, 0.0, d)
-
-
-def _segments_cross(a1, b1, a2, b2) -> bool:
-    def orient(p, q, r):
-        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
-    d1, d2 = orient(a2, b2, a1), orient(a2, b2, b1)
-    d3, d4 = orient(a1, b1, a2), orient(a1, b1, b2)
-    return (d1 * d2 < 0) and (d3 * d4 < 0)
 
 
 def _truncated_mean(mu: float, sigma: float, a: float, b: float) -> float:
@@ -1333,31 +1321,12 @@ def _passes_near(xy: np.ndarray, q: int, p: np.ndarray, dist: float) -> bool:
     return any(_seg_point_dist(p, a, b) <= dist for a, b in zip(pts[:-1], pts[1:]))
 
 
-def _pin_body(sh: _Shot, pin: str, t: float, base0: np.ndarray, lying: bool = False):
-    """The observed body of a moving pin at time t: segment (a, b), interpolated."""
-    tr = sh.tracks.pins[pin]
-    tm = sh.tm
-    k = int(np.searchsorted(tm, t)) - 1
-    k = min(max(k, 0), len(tm) - 2)
-    c0, c1 = tr.xy[k], tr.xy[k + 1]
-    if not (math.isfinite(c0[0] + c0[1]) and math.isfinite(c1[0] + c1[1])):
-        return None
-    f = min(max((t - tm[k]) / (tm[k + 1] - tm[k]), 0.0), 1.0)
-    c = c0 + f * (c1 - c0)
-    half = 0.5 * sh.table.pin_height_of(pin)
-    d = c - base0
-    L = float(np.hypot(*d))
-    if L <= half + 2.0 and not lying:
-        # still toppling about its base: the body runs from the base to twice the centre offset
-        return base0, base0 + 2.0 * d
-    ang = tr.angle[k] if tr.angle is not None and np.isfinite(tr.angle[k]) else math.atan2(d[1], d[0])
-    u = np.array([math.cos(ang), math.sin(ang)]) * half
-    return c - u, c + u
-
-
 def _pin_bodies(sh: _Shot, pin: str, ts: np.ndarray, base0: np.ndarray, lying: bool = False):
-    """``_pin_body`` at many times at once: (a, b, seen), a and b (n, 2); ``seen`` False
-    where the pin is not seen at both rows around the time (``_pin_body`` None)."""
+    """The observed body of a moving pin at times ``ts``, interpolated between the rows
+    around each: (a, b, seen), the segments a-b (n, 2); ``seen`` False where the pin is not
+    seen at both rows. Still toppling about its base (its centre within half its height
+    plus 2 mm of the base, not ``lying``) the body runs from the base to twice the centre
+    offset; else it lies round its centre, along its measured angle."""
     tr = sh.tracks.pins[pin]
     tm = sh.tm
     k = np.clip(np.searchsorted(tm, ts) - 1, 0, len(tm) - 2)
@@ -1554,11 +1523,11 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
         tc = float(ts[i - 1] + u * (ts[i] - ts[i - 1]))
     else:
         tc = float(ts[inside[0]])
-    body = _pin_body(sh, knocker, tc, base0, lying)
+    a, b, seen = _pin_bodies(sh, knocker, np.array([tc]), base0, lying)
     n = None
-    if body is not None:
+    if seen[0]:
         tgt = ep.geom[1] if ep.geom[0] == "circle" else 0.5 * (ep.geom[1] + ep.geom[2])
-        p = _closest_on_seg(tgt, body[0], body[1])
+        p = _closest_on_seg(tgt, a[0], b[0])
         n = tgt - p
         nn = float(np.hypot(*n))
         n = n / nn if nn > 1e-6 else None
