@@ -38,6 +38,7 @@ the truth (for ``demo_match`` a whole match). The last line is the summary: ``re
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import statistics
@@ -174,6 +175,7 @@ def ideal_records(shot, fps: float) -> list[dict]:
     return m.records
 
 
+@functools.lru_cache(maxsize=1)
 def _tracker_digest() -> str:
     """A digest of the tracker's code: tracks kept by an older tracker are not scored."""
     import hashlib
