@@ -38,7 +38,7 @@ from vision_ref.errors import CalibrationError, SourceError
 from vision_ref.messages import N_BALLS, N_PINS, BallState, Frame, Observations, PinState, Track, Tracks
 from vision_ref.rules.table import BALL_IDS, PIN_IDS
 from vision_ref.track import _kernels as K
-from vision_ref.track.geometry import STEP as GEO_STEP, Geometry
+from vision_ref.track.geometry import Geometry
 
 CUE = 0
 WHITES = (1, 2)
@@ -280,7 +280,6 @@ class Tracker:
         self._siting_known = False
         self._n_pin_masks = 0
         self._obs_px = np.zeros((N_BALLS, 2))
-        self._ball_grid = self.geo.ball
         self._bp_cache: dict[tuple[float, float], tuple[float, float]] = {}
         self._pin_mask_sig = None  # the resting pins' mask disks of the last frame: signature and rows
         self._pin_mask_rows = np.zeros((0, 3))
@@ -434,7 +433,7 @@ class Tracker:
         if r is None:
             if len(self._bp_cache) >= 64:
                 self._bp_cache.clear()
-            r = self._bp_cache[key] = K.grid_point(self._ball_grid, float(GEO_STEP), x, y, 0, 0.0)
+            r = self._bp_cache[key] = self.geo.ball_point(x, y)
         return r
 
     # ---- per frame -----------------------------------------------------------------------------
