@@ -1,7 +1,7 @@
 """Naming the pins by the spots they stand on at the end of a shot.
 
-The four plain pins (head, foot, left, right) look alike, and at a few pixels a pin
-the king is no easier to tell: its colour shows on a pixel or two. When pins are in
+The four plain pins (head, foot, left, right) look alike, and at a few pixels the
+king is hardly easier to tell: its colour shows on a pixel or two. When pins are in
 flight or merged with a ball's blob in one window, the tracker can hand one's label
 to another (seen in the review corpus at 728x544: a pin lost while a ball rolled
 over it took a standing neighbour's blob as its own, and the neighbour took the
@@ -39,7 +39,7 @@ def _on_spot(xy: np.ndarray, state: np.ndarray, spot: tuple[float, float], radiu
 
 
 def relabel_pins_by_spot(tracks: Tracks, start_row: int, end_row: int, end_rows: np.ndarray,
-                       table: TableSpec) -> tuple[Tracks, list[str]]:
+                         table: TableSpec) -> tuple[Tracks, list[str]]:
     """Tracks with pin labels exchanged where a pin ends standing on another's spot.
 
     ``start_row``..``end_row``: the shot's rows (labels are only exchanged inside
