@@ -353,6 +353,26 @@ def test_a_lying_pin_that_shifts_with_nothing_in_reach_is_no_new_knock(pin_shot)
     assert any(f"lying pin {pin} shifted" in w for w in rec2["warnings"])
 
 
+def test_a_knocked_pin_read_at_rest_for_a_frame_is_still_moving(pin_shot):
+    """A toppling pin read lying (at rest) for a frame between two readings of motion
+    is not knocked again when it is next read moving: it never stopped."""
+    from vision_ref.messages import PinState
+
+    rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    knocked = [e["pin"] for e in rec["events"] if e["type"] == "pin_hit"]
+    pin = knocked[0]
+    tr = tracks.pins[pin]
+    onset = next(r for r in range(window.strike_row, window.end_row) if tr.state[r] == int(PinState.MOVING))
+    end = next(r for r in range(onset, window.end_row) if tr.state[r] != int(PinState.MOVING))
+    assert end - onset >= 3
+    tr.state[onset + 1] = int(PinState.DOWN)  # read at rest for a frame mid-fall
+    tr.xy[onset + 1] = tr.xy[onset]
+    rec2 = infer_shot(tracks, window, shooter="A")
+    n = lambda r: sum(e["type"] in ("pin_hit", "doubt") and e["pin"] == pin for e in r["events"])  # noqa: E731
+    assert n(rec2) == n(rec)
+    assert any(f"pin {pin} reported moving again" in w for w in rec2["warnings"])
+
+
 def test_a_pin_only_blurred_and_hidden_by_a_ball_resting_beside_it_is_no_knock(pin_shot):
     """A ball that rolls up and stops next to a standing pin spills into the pin's image
     and hides it (the tracker may say "moving", then lose it to the end): that is no

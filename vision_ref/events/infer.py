@@ -1202,6 +1202,7 @@ class _Episode:
     dir_sigma: float = math.inf
     confirmed: bool = True  # seen to move (not only blurred or hidden by a ball beside it)
     t_flag: float | None = None  # end of the frame interval the tracker first called it moving
+    rested_s: float = math.inf  # how long it was at rest just before (inf: since the window began)
 
 
 def _pin_episodes(sh: _Shot) -> list[_Episode]:
@@ -1216,8 +1217,12 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
         step = np.zeros(len(rows))
         step[1:] = np.nan_to_num(np.hypot(*(xy[1:] - xy[:-1]).T))
         moving |= step > 6 * sh.sig + 1.0
+        rest_since = 0 if not moving[0] else None  # first row of the current rest run
         for k in range(1, len(rows)):
+            if not moving[k] and moving[k - 1]:
+                rest_since = k
             if moving[k] and not moving[k - 1]:
+                rested_s = math.inf if not rest_since else float(sh.tm[rows[k]] - sh.tm[rows[rest_since]])
                 r = int(rows[k])
                 rest = [int(q) for q in rows[max(0, k - 6):k] if not moving[q - sh.r0]]
                 rest = np.array(rest or [r - 1])
@@ -1239,7 +1244,7 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
                         direction = dvec / dist
                         dsig = math.hypot(2 * sh.sig / dist, sh.s.direction_sigma)
                         break
-                eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig, confirmed, sh.tm[r]))
+                eps.append(_Episode(p, r, rest, geom, t_lo, t_hi, direction, dsig, confirmed, sh.tm[r], rested_s))
     # in the order the pins were surely moving (a knocker before what it knocks; a tie: the
     # one seen moving first); a pin lost from sight just after it started to move has left
     # its place by then, however late it is seen clearly displaced
@@ -1630,6 +1635,18 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             return
         lying_before = int(sh.tracks.pins[ep.pin].state[ep.rest_rows[-1]]) in _PIN_LYING or _fallen_since(
             sh, ep, started)
+        if (ep.pin in started and started[ep.pin][3] < ep.onset_row and ep.rested_s < RESTED_S
+                and not any(v / total >= 0.5 and (c in BALL_IDS or started[c][0] > started[ep.pin][0])
+                            for c, v in like.items())):
+            # at rest for a frame or two between two readings of motion: a pin still
+            # toppling or sliding from its knock, read as lying for a moment; a pin in
+            # motion shows no new start, and what it knocks follows its earlier chain.
+            # Not when a ball's path fits the new start, or a pin set moving since this
+            # pin's knock does (the likelier cause): a pin may just have come to rest
+            # when it is hit again
+            warnings.append(f"pin {ep.pin} reported moving again at frame {int(fi[ep.onset_row])} after "
+                            f"{ep.rested_s * 1000:.0f} ms at rest: still moving from its knock")
+            return
         if not cands and lying_before:
             # a lying pin shifting with nothing in reach: still sliding from its own knock,
             # or the tracker's two readings of a lying body; it is down either way, and
@@ -1898,6 +1915,7 @@ def _balls_moved_by(sh: _Shot, row: int) -> list[str]:
 
 
 STOOD_AGAIN_S = 0.25  # longer than a flicker, shorter than any toppling pin takes to be still
+RESTED_S = 0.03  # a pin read at rest for less than this between two readings of motion never stopped
 
 
 def _stood_again(sh: _Shot, ep: _Episode) -> bool:
