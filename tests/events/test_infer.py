@@ -492,6 +492,34 @@ def test_points_to_check_name_grazes_hidden_pins_and_pins_in_one_place():
     assert "pins foot and right were tracked to one place" in pts[2]
 
 
+def test_a_ball_missing_at_the_strike_or_moved_with_no_contact_is_a_point_to_check():
+    """Every ball is on the table at a strike, and only a ball (or a knocked pin flying into
+    it) sets a resting ball rolling: a ball the tracks miss before the strike, or one that
+    moved with no contact found, means a contact may be missing from the record (a slow
+    kiss merged into one blob), and the call with it."""
+    from vision_ref.events.infer import _review_points
+
+    window = ShotWindow(start_row=0, strike_row=5, end_row=50, struck="cue", strike_t=0.1, strike_sigma=0.001)
+    pins = {p: {"at": list(xy), "state": "standing"} for p, xy in
+            {"king": (0, 0), "head": (-73.5, 0), "foot": (73.5, 0), "left": (0, 73.5), "right": (0, -73.5)}.items()}
+    balls = {"cue": [-700.0, 100.0], "white1": [900.0, 300.0], "white2": [850.0, -50.0]}
+    rec = {"struck": "cue", "events": [{"t": 0.0, "type": "strike", "ball": "cue", "confidence": 1.0}],
+           "warnings": [], "before": {"balls": copy.deepcopy(balls), "pins": copy.deepcopy(pins)},
+           "after": {"balls": dict(copy.deepcopy(balls), cue=[800.0, -60.0]), "pins": copy.deepcopy(pins)}}
+    assert _review_points(rec, window, []) == []  # the cue ball moved: it was struck
+    rec["after"]["balls"]["white2"] = [900.0, -40.0]
+    (pt,) = _review_points(rec, window, [])
+    assert pt.startswith("white2 moved 51 mm with no ball seen touching it")
+    rec["events"].append({"t": 2.4, "type": "ball_ball", "a": "cue", "b": "white2", "confidence": 0.9})
+    assert _review_points(rec, window, []) == []
+    rec["events"].pop()
+    rec["after"]["pins"]["foot"] = {"at": [700.0, -20.0], "state": "down"}  # a knocked pin flew into it
+    assert _review_points(rec, window, []) == []
+    rec["before"]["balls"]["white1"] = None
+    (pt,) = _review_points(rec, window, [])
+    assert pt.startswith("white1 was not found on the table before the strike")
+
+
 def test_a_one_frame_flicker_of_a_pin_knocked_later_is_no_doubt(pin_shot):
     """Called moving for a frame with nothing near, then standing in its place again:
     a flicker, even though the pin is knocked later (so it is not standing at the end)."""

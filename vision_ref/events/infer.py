@@ -602,12 +602,39 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
     return record
 
 
+UNEXPLAINED_MOVE_MM = 20.0  # a resting ball moved this far with no ball contact found: a lost contact
+UNEXPLAINED_PIN_REACH_MM = 400.0  # ...unless a knocked pin stood, or ended, this near its path
+
+
 def _review_points(record: dict, window: ShotWindow, pin_points: list[str]) -> list[str]:
     """What a referee should check on the video before signing the call: facts the
     call hangs on that the tracks leave open but that are not a pin in doubt (F8,
     already a doubt event). Plain sentences; empty when nothing is open.
     ``pin_points``: what the end-of-shot pin states raised (a pin hidden or gone)."""
     out: list[str] = []
+    before = record.get("before", {})
+    for b, at in before.get("balls", {}).items():
+        if at is None:
+            # every ball is on the table at a strike (one that left it is respotted first):
+            # one the tracks miss may have been hit, and the call would miss that contact
+            out.append(f"{b} was not found on the table before the strike: check its place and whether "
+                       "a ball touched it")
+    met = {x for e in record["events"] if e["type"] == "ball_ball" for x in (e["a"], e["b"])}
+    for b, at in before.get("balls", {}).items():
+        end = record["after"].get("balls", {}).get(b)
+        if b == record.get("struck") or b in met or at is None or end is None:
+            continue
+        moved = math.hypot(end[0] - at[0], end[1] - at[1])
+        knocked_near = any(
+            math.hypot(pb["at"][0] - at[0], pb["at"][1] - at[1]) < UNEXPLAINED_PIN_REACH_MM
+            or _seg_point_dist(np.array(pa["at"], float), np.array(at, float), np.array(end, float)) < UNEXPLAINED_PIN_REACH_MM
+            for p, pa in record["after"]["pins"].items()
+            if pa["state"] != "standing" and (pb := before.get("pins", {}).get(p)) is not None)
+        if moved > UNEXPLAINED_MOVE_MM and not knocked_near:
+            # only a ball, or a knocked pin flying into it, sets a resting ball rolling: with
+            # no knocked pin near, a contact the tracks lost (two balls merged into one blob
+            # at a slow kiss) may decide the call (L1, F1)
+            out.append(f"{b} moved {moved:.0f} mm with no ball seen touching it: check what set it moving")
     for e in record["events"]:
         if e["type"] == "ball_ball" and e.get("graze"):
             out.append(f"{e['a']} and {e['b']} barely met at {e['t']:.2f} s (a graze within the tracking error): "
