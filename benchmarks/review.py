@@ -132,7 +132,8 @@ def corpus(quick: bool, n_random: int, seed: int) -> list[tuple[str, object]]:
 # stick or player, 2 anti-aliasing samples, motion blur sampled every 1.5 px (at most 16).
 CHEAP_RENDER = dict(player="none", draw_cue=False, min_samples=2, blur_step_px=1.5, max_blur_samples=16,
                     preset="veryfast")
-RENDER_TAG = "c2"  # part of the cache file names: change it when CHEAP_RENDER or the renderer changes (c2: centred samples)
+# part of the cache file names: change it when CHEAP_RENDER or the renderer changes
+RENDER_TAG = "c2"  # c2: sub-pixel samples centred
 
 
 def _same_truth(cached: dict, fresh: dict) -> bool:

@@ -607,7 +607,7 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
 # a ball grazing a cushion whose fitted path misses the cushion line by up to this: the
 # tracked centre of a ball moving along a cushion reads up to ~4 mm inside its true
 # place in the review corpus (compressed 728 px video), and a real table's cushion line
-# is calibrated to a few mm; the fit's own error is added (Shot.time_contact)
+# is calibrated to a few mm; the fit's own error is added (_Shot.time_contact)
 CUSHION_GRAZE_MM = 4.0
 UNEXPLAINED_MOVE_MM = 20.0  # a resting ball moved this far with no ball contact found: a lost contact
 UNEXPLAINED_PIN_REACH_MM = 400.0  # ...unless a knocked pin stood, or ended, this near its path
@@ -632,12 +632,7 @@ def _review_points(record: dict, window: ShotWindow, pin_points: list[str]) -> l
         if b == record.get("struck") or b in met or at is None or end is None:
             continue
         moved = math.hypot(end[0] - at[0], end[1] - at[1])
-        knocked_near = any(
-            math.hypot(pb["at"][0] - at[0], pb["at"][1] - at[1]) < UNEXPLAINED_PIN_REACH_MM
-            or _seg_point_dist(np.array(pa["at"], float), np.array(at, float), np.array(end, float)) < UNEXPLAINED_PIN_REACH_MM
-            for p, pa in record["after"]["pins"].items()
-            if pa["state"] != "standing" and (pb := before.get("pins", {}).get(p)) is not None)
-        if moved > UNEXPLAINED_MOVE_MM and not knocked_near:
+        if moved > UNEXPLAINED_MOVE_MM and not _knocked_pin_near(record, at, end):
             # only a ball, or a knocked pin flying into it, sets a resting ball rolling: with
             # no knocked pin near, a contact the tracks lost (two balls merged into one blob
             # at a slow kiss) may decide the call (L1, F1)
@@ -670,6 +665,21 @@ def _review_points(record: dict, window: ShotWindow, pin_points: list[str]) -> l
             if math.hypot(a[0] - b[0], a[1] - b[1]) < 15.0 and "down" in (pins[p]["state"], pins[q]["state"]):
                 out.append(f"pins {p} and {q} were tracked to one place at the end: check which of them fell")
     return out
+
+
+def _knocked_pin_near(record: dict, at, end) -> bool:
+    """A pin knocked in the shot that stood within UNEXPLAINED_PIN_REACH_MM of a ball's
+    place ``at``, or ended that near its path from ``at`` to ``end``."""
+    a, b = np.asarray(at, dtype=np.float64), np.asarray(end, dtype=np.float64)
+    before = record.get("before", {}).get("pins", {})
+    for p, after in record["after"]["pins"].items():
+        stood = before.get(p)
+        if after["state"] == "standing" or stood is None:
+            continue
+        if math.hypot(stood["at"][0] - a[0], stood["at"][1] - a[1]) < UNEXPLAINED_PIN_REACH_MM or \
+                _seg_point_dist(np.asarray(after["at"], dtype=np.float64), a, b) < UNEXPLAINED_PIN_REACH_MM:
+            return True
+    return False
 
 
 def _doubt_rootless_knocks(events: list[dict], movers: list[str], warnings: list[str], dt: float,
@@ -1251,12 +1261,13 @@ def _pin_episodes(sh: _Shot) -> list[_Episode]:
         step = np.zeros(len(rows))
         step[1:] = np.nan_to_num(np.hypot(*(xy[1:] - xy[:-1]).T))
         moving |= step > 6 * sh.sig + 1.0
-        rest_since = 0 if not moving[0] else None  # first row of the current rest run
+        # when the current rest run began (-inf: at rest since the window began)
+        rest_from = -math.inf if not moving[0] else math.nan
         for k in range(1, len(rows)):
             if not moving[k] and moving[k - 1]:
-                rest_since = k
+                rest_from = float(sh.tm[rows[k]])
             if moving[k] and not moving[k - 1]:
-                rested_s = math.inf if not rest_since else float(sh.tm[rows[k]] - sh.tm[rows[rest_since]])
+                rested_s = float(sh.tm[rows[k]]) - rest_from
                 r = int(rows[k])
                 rest = [int(q) for q in rows[max(0, k - 6):k] if not moving[q - sh.r0]]
                 rest = np.array(rest or [r - 1])
