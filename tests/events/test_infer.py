@@ -849,6 +849,40 @@ def test_a_pin_read_moving_as_a_ball_passes_and_standing_in_place_again_is_no_kn
     assert any("pin left reported moving" in m and "no fall, ignored" in m for m in got["warnings"])
 
 
+def test_a_pin_misread_as_a_ball_passes_then_standing_still_is_knocked_only_later(carom_shot):
+    """A ball passing a standing pin merges with its blob (read moving and displaced for
+    two frames); the pin then stands still in its place for longer than a fall takes to
+    start and falls only later. The later fall is its knock; the misreading is none,
+    even though the pin does not stand at the end."""
+    from dataclasses import replace
+
+    from vision_ref.messages import PinState
+    from vision_ref.rules.table import DEFAULT_TABLE as T
+
+    rephase(carom_shot, 60.0, 0.37)
+    tracks = tracks_from_truth(carom_shot, 60.0, noise_mm=0.5, seed=4, exposure_s=1 / 120)
+    (w,) = segment_shots(tracks)
+    ball = tracks.balls["white1"]
+    k = w.strike_row + 40
+    v = ball.xy[k + 1] - ball.xy[k - 1]
+    side = np.array([-v[1], v[0]]) / np.hypot(*v)
+    at = ball.xy[k] + side * (T.ball_radius + T.pin_top_radius("left") + 1.0)
+    tr = tracks.pins["left"]
+    xy = np.tile(at, (len(tr.xy), 1)) + np.random.default_rng(1).normal(0.0, 0.3, (len(tr.xy), 2))
+    st = np.full(len(tr.state), int(PinState.STANDING), tr.state.dtype)
+    st[k:k + 2] = int(PinState.MOVING)
+    xy[k:k + 2] += 12.0 * side
+    fall = k + 30  # half a second later it falls (toppling over 12 rows, then lying)
+    st[fall:fall + 12] = int(PinState.MOVING)
+    xy[fall:fall + 12] += np.outer(np.arange(1, 13) * 6.0, side)
+    st[fall + 12:] = int(PinState.DOWN)
+    xy[fall + 12:] = xy[fall + 11]
+    got = infer_shot(replace(tracks, pins={**tracks.pins, "left": replace(tr, xy=xy, state=st)}), w, shooter="A")
+    left = [e for e in got["events"] if e.get("pin") == "left"]
+    assert len(left) == 1 and left[0]["frames"][-1] == int(tracks.frame_index[fall]), left
+    assert any("pin left reported moving" in m and "standing in its place again soon after and still" in m for m in got["warnings"])
+
+
 def test_a_knocked_pin_reported_standing_away_from_its_place_is_a_point_to_check(pin_shot):
     from vision_ref.messages import PinState
 

@@ -1664,6 +1664,14 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])}, standing in its place "
                             "again soon after and at the end: no fall, ignored")
             return
+        if _stood_again(sh, ep, steady_s=STEADY_S):
+            # standing still in its place again soon after, for longer than any fall takes
+            # to start, and knocked only later: the later motion is the knock (its own
+            # episode); this one was a misreading (a falling neighbour passing over it)
+            # or a rock that left it standing (T1)
+            warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])}, standing in its place "
+                            "again soon after and still for a while: not a fall, ignored")
+            return
         if cands and _back_in_place(sh, ep):
             # a standing pin read as moving beside a ball (its blob merged with the ball's
             # or cut by it), never displaced and standing on its own place at the end: it
@@ -1960,12 +1968,15 @@ def _balls_moved_by(sh: _Shot, row: int) -> list[str]:
 
 
 STOOD_AGAIN_S = 0.25  # longer than a flicker, shorter than any toppling pin takes to be still
+STEADY_S = 0.2  # standing still this long after a misreading: whatever moves it later is a new knock
 RESTED_S = 0.03  # a pin read at rest for less than this between two readings of motion never stopped
 
 
-def _stood_again(sh: _Shot, ep: _Episode) -> bool:
+def _stood_again(sh: _Shot, ep: _Episode, steady_s: float = 0.0) -> bool:
     """A standing pin's episode after which it is seen standing in its place again within
-    STOOD_AGAIN_S: the tracker's misreading (or a rock, T1), not a fall that started."""
+    STOOD_AGAIN_S: the tracker's misreading (or a rock, T1), not a fall that started.
+    With ``steady_s``, it must then be seen standing there on every row for that long
+    (rows where it is not seen break the run)."""
     if ep.geom[0] != "circle":
         return False
     tr = sh.tracks.pins[ep.pin]
@@ -1973,7 +1984,14 @@ def _stood_again(sh: _Shot, ep: _Episode) -> bool:
         if sh.tm[q] - sh.tm[ep.onset_row] > STOOD_AGAIN_S:
             break
         if int(tr.state[q]) == int(PinState.STANDING) and _near_place(tr.xy[q], ep.geom[1], sh.clear_mm):
-            return True
+            if steady_s <= 0.0:
+                return True
+            for e in range(q, sh.r1 + 1):
+                if int(tr.state[e]) != int(PinState.STANDING) or not _near_place(tr.xy[e], ep.geom[1], sh.clear_mm):
+                    break
+                if sh.tm[e] - sh.tm[q] >= steady_s:
+                    return True
+            return False
     return False
 
 
