@@ -926,6 +926,48 @@ def test_knocked_pins_reported_leaning_or_lying_against_a_ball_are_points_to_che
     assert lying[-1] >= window.end_row - 20
 
 
+@pytest.mark.parametrize("fps", [60.0, 120.0])
+def test_a_pin_read_leaning_where_it_cannot_lean_is_counted_down(fps):
+    """A pin that fell onto a ball at rest leans on it (T4): not down, a point to check.
+    Read leaning after it was seen lying (a lying pin does not get up), read leaning
+    only now and then at the end, or beside a ball still rolling at the end, it is a
+    lying pin read short in a heap: counted down, with a point to check."""
+    from dataclasses import replace
+
+    from vision_ref.messages import BallState, PinState
+
+    shot = get_scenario("T4_pin_leans_on_ball").simulate(0)
+    rec, _, tracks, window = _infer(shot, fps, seed=1)
+    (pin,) = [p for p, v in rec["after"]["pins"].items() if v["state"] == "leaning"]
+    assert any(p.startswith(f"pin {pin} was knocked and is reported leaning at the end") for p in rec["review"])
+    tr = tracks.pins[pin]
+    lean = np.nonzero(tr.state == int(PinState.LEANING))[0]
+    n_lying = int(round(0.2 * fps))
+
+    def counted_down(state=None, balls=None) -> bool:
+        pins = {**tracks.pins, pin: replace(tr, state=state)} if state is not None else tracks.pins
+        got = infer_shot(replace(tracks, pins=pins, balls=balls or tracks.balls), window, shooter="A")
+        down = got["after"]["pins"][pin]["state"] == "down"
+        assert down == any(p.startswith(f"pin {pin} was knocked and is reported leaning, but") and
+                           "counted down" in p for p in got["review"])
+        return down
+
+    assert not counted_down()
+    seen_lying = tr.state.copy()
+    seen_lying[lean[0]:lean[0] + n_lying] = int(PinState.DOWN)
+    assert counted_down(state=seen_lying)
+    flicker = tr.state.copy()
+    flicker[window.end_row - 12:window.end_row + 1:3] = int(PinState.MOVING)  # 1 row in 3 ...
+    flicker[window.end_row - 11:window.end_row + 1:3] = int(PinState.ABSENT)  # ... and another
+    assert counted_down(state=flicker)
+    support = min((b for b, xy in rec["after"]["balls"].items() if xy is not None),
+                  key=lambda b: math.dist(rec["after"]["balls"][b], rec["after"]["pins"][pin]["at"]))
+    btr = tracks.balls[support]
+    rolling = btr.state.copy()
+    rolling[window.end_row - 3:] = int(BallState.MOVING)
+    assert counted_down(balls={**tracks.balls, support: replace(btr, state=rolling)})
+
+
 def test_a_slow_kiss_whose_resting_ball_is_lost_in_the_merged_blob_is_found():
     """The cue ball crawls into white1 at rest. The tracker, as the blobs merge, reports
     white1 moving (pulled 3 mm towards the cue ball) a frame before they touch, then

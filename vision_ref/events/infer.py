@@ -569,6 +569,17 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
         elif a["state"] == "down" and b["state"] == "standing" and _resting_against_ball(a["at"], after["balls"], table):
             to_check.append(f"pin {p} was knocked and is reported lying against a ball at the end: check that it "
                             "lies on the cloth, not leaning on the ball (T4-T6)")
+        elif a["state"] == "leaning" and b["state"] == "standing" and not _can_lean(tracks, window, end_rows, p, a["at"], after, table):
+            # a pin leans on a ball it fell onto at rest (T4, T6), or on a pin that stands,
+            # and stays so; one read leaning only now and then at the end, or seen lying
+            # before, or with no such support beside it, is a lying pin read short (cut by
+            # a neighbour lying across it in a heap, or by a ball rolling into it):
+            # counted down, and the referee asked to look
+            after["pins"][p] = {"at": a["at"], "state": "down"}
+            warnings.append(f"pin {p} was knocked and is reported leaning, but it cannot lean there: counted down")
+            to_check.append(f"pin {p} was knocked and is reported leaning, but was seen lying, or is read leaning "
+                            "only at times, or has no ball at rest or standing pin beside it: counted down; check "
+                            "that it lies (T4)")
         elif a["state"] == "leaning" and b["state"] == "standing":
             # leaning and lying against a neighbour look alike from above at a few pixels
             to_check.append(f"pin {p} was knocked and is reported leaning at the end: check that it leans (T4), "
@@ -2117,6 +2128,45 @@ def _position(sh: _Shot, rows: np.ndarray, before: bool) -> dict:
             entry["on"] = _support(sh, p, pos, rows, balls)
         pins[p] = entry
     return {"balls": balls, "pins": pins}
+
+
+LYING_SEEN_S = 0.1  # read lying this long during the shot: it lies (a lying pin does not get up to lean)
+
+
+def _can_lean(tracks: Tracks, window: ShotWindow, end_rows: np.ndarray, pin: str, at, after: dict,
+              table: TableSpec) -> bool:
+    """Whether a knocked pin reported leaning at ``at`` can be leaning: read leaning on
+    most of the end rows, never read lying for LYING_SEEN_S since the strike, and with
+    something to lean on: a standing pin within the pin's height of it (its reported
+    point lies between its base and top), or a ball within that and a ball radius that
+    is at rest at the end and was still by the time the pin came to rest (a ball that
+    rolls up to a lying pin, or through a heap, lifts nothing)."""
+    st = tracks.pins[pin].state
+    if np.mean(st[end_rows] == int(PinState.LEANING)) < 0.5:
+        return False
+    rows = slice(window.strike_row, window.end_row + 1)
+    lying = np.concatenate(([0], (st[rows] == int(PinState.DOWN)).astype(np.int8), [0]))
+    edges = np.flatnonzero(np.diff(lying))
+    if len(edges) and np.max(edges[1::2] - edges[::2]) >= LYING_SEEN_S * tracks.fps:
+        return False
+    reach = table.pin_height_of(pin)
+    for q, v in after["pins"].items():
+        if q != pin and v["state"] in ("standing", "rail_standing") and math.hypot(
+                v["at"][0] - at[0], v["at"][1] - at[1]) <= reach:
+            return True
+
+    def settled_row(moving: np.ndarray) -> int:  # first row of the final still run (window-relative)
+        idx = np.nonzero(moving)[0]
+        return int(idx[-1]) + 1 if len(idx) else 0
+
+    pin_rest = settled_row(~np.isin(st[rows], (int(PinState.LEANING),) + _PIN_LYING))
+    for b, xy in after["balls"].items():
+        if xy is None or math.hypot(xy[0] - at[0], xy[1] - at[1]) > reach + table.ball_radius:
+            continue
+        ball_moving = tracks.balls[b].state[rows] == int(BallState.MOVING)
+        if not ball_moving[-1] and settled_row(ball_moving) <= pin_rest:
+            return True
+    return False
 
 
 def _support(sh: _Shot, pin: str, pos: np.ndarray, rows: np.ndarray, balls: dict) -> str:
