@@ -803,6 +803,28 @@ def test_a_fallen_pin_read_standing_for_a_moment_then_shifting_is_no_new_knock(p
     assert not any(f["rule"] == "F8" for f in Match(["A", "B"], "A").play(got)["fouls"])
 
 
+@pytest.mark.parametrize("pin", ["head", "foot", "right"])
+def test_a_knocked_pin_never_read_lying_that_moves_again_alone_is_its_earlier_knock(pin_shot, pin):
+    """A knocked pin flown onto the rail may be read standing there (never lying) and
+    move again as it settles, with nothing in reach: the same fall, not a second knock
+    blamed on whichever ball had moved (an extra pin hit breaks the contact order)."""
+    from vision_ref.messages import PinState
+
+    rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    knocks = [e for e in rec["events"] if e["type"] == "pin_hit" and e["pin"] == pin]
+    assert len(knocks) == 1
+    tr = tracks.pins[pin]
+    first = int(np.nonzero(tr.state == int(PinState.DOWN))[0][0])
+    k = first + 25
+    assert k + 4 < window.end_row
+    tr.state[first:] = int(PinState.STANDING)
+    tr.state[k:k + 4] = int(PinState.MOVING)
+    tr.xy[k:] += (0.0, 15.0)
+    got = infer_shot(tracks, window, shooter="A")
+    assert [e for e in got["events"] if e.get("pin") == pin] == knocks
+    assert any(f"pin {pin}, knocked earlier, moved again" in w for w in got["warnings"])
+
+
 def test_a_pin_standing_on_the_rail_at_the_end_is_a_point_to_check():
     from vision_ref.events.infer import _review_points
 

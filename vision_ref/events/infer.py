@@ -1114,6 +1114,12 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
             # struck from near the cushion: it travelled into it within the first
             # frame (the strike's own estimate is then late: it fitted the rebound)
             res = (max(res[0], sh.w.strike_t), res[1], res[2])
+        elif (ball == sh.w.struck and res[0] - sh.w.strike_t <= 2.0 * sh.dt
+              and not _seen_nearing(sh, ball, res[0], k, sgn)):
+            # struck, and never seen nearer the cushion than where it rested: the
+            # crossing is the path after the strike run back through the blurred first
+            # frames (scenario T4@120: a cue ball 12 mm off the cushion played away)
+            res = None
         elif f is None or (f.deg == 0 and len(f.rows) < 2):
             pass  # too close after another contact to tell: the crossing decides
         elif f.deg == 0:
@@ -1152,6 +1158,19 @@ def _creeps_to_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float)
     if not (smooth[j] <= 2.5 and smooth[:j + 1].max() >= smooth[j] + margin and end_clear >= smooth[j] + margin):
         return None
     return float(sh.tm[rows[j]]), 2.0 * sh.dt, True
+
+
+def _seen_nearing(sh: _Shot, ball: str, t: float, k: int, sgn: float) -> bool:
+    """The struck ball is seen, between the strike and ``t``, nearer the cushion (along
+    axis ``k``, outward sign ``sgn``) than where it rested, by more than the noise."""
+    tr = sh.tracks.balls[ball]
+    rest = [r for r in range(sh.r0, sh.w.strike_row)
+            if sh.valid[ball][r] and tr.state[r] == int(BallState.AT_REST)]
+    p0 = rest_position(tr.xy, np.array(rest)) if rest else None
+    if p0 is None:
+        return True  # its rest place is not known: nothing to go by
+    rows = [r for r in range(sh.w.strike_row, sh.r1 + 1) if sh.t[r] <= t and sh.valid[ball][r]]
+    return any(sgn * float(tr.xy[r, k] - p0[k]) > 3.0 * sh.sig + 0.5 for r in rows)
 
 
 def _struck_into_cushion(sh: _Shot, ball: str, t: float, k: int, sgn: float, bound: float) -> bool:
@@ -1728,6 +1747,14 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         why = None if cands else _standing_misread(sh, ep)
         if why:
             warnings.append(f"pin {ep.pin} reported moving at frame {int(fi[ep.onset_row])} {why}: ignored")
+            return
+        if not cands and any(e["type"] == "pin_hit" and e["pin"] == ep.pin for e in events):
+            # knocked earlier in this shot, its knocker established, and moving again with
+            # nothing in reach (a pin flown onto the rail settling, read standing or lost
+            # for a while): the same fall, nothing new to attribute or doubt
+            warnings.append(f"pin {ep.pin}, knocked earlier, moved again at frame {int(fi[ep.onset_row])} "
+                            "with nothing in reach: still its earlier knock")
+            started[ep.pin] = (t_hit, _geom_base(ep), ep.geom[0] == "segment", ep.onset_row)
             return
         if not cands:
             movers = _balls_moved_by(sh, ep.onset_row)
