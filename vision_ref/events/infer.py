@@ -1160,13 +1160,19 @@ def _creeps_to_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float)
     return float(sh.tm[rows[j]]), 2.0 * sh.dt, True
 
 
+def _rest_before_strike(sh: _Shot, ball: str) -> np.ndarray | None:
+    """Where ``ball`` rested before the strike (None: never seen at rest then)."""
+    tr = sh.tracks.balls[ball]
+    rest = [r for r in range(sh.r0, sh.w.strike_row)
+            if sh.valid[ball][r] and tr.state[r] == int(BallState.AT_REST)]
+    return rest_position(tr.xy, np.array(rest)) if rest else None
+
+
 def _seen_nearing(sh: _Shot, ball: str, t: float, k: int, sgn: float) -> bool:
     """The struck ball is seen, between the strike and ``t``, nearer the cushion (along
     axis ``k``, outward sign ``sgn``) than where it rested, by more than the noise."""
     tr = sh.tracks.balls[ball]
-    rest = [r for r in range(sh.r0, sh.w.strike_row)
-            if sh.valid[ball][r] and tr.state[r] == int(BallState.AT_REST)]
-    p0 = rest_position(tr.xy, np.array(rest)) if rest else None
+    p0 = _rest_before_strike(sh, ball)
     if p0 is None:
         return True  # its rest place is not known: nothing to go by
     rows = [r for r in range(sh.w.strike_row, sh.r1 + 1) if sh.t[r] <= t and sh.valid[ball][r]]
@@ -1181,9 +1187,7 @@ def _struck_into_cushion(sh: _Shot, ball: str, t: float, k: int, sgn: float, bou
     if ball != sh.w.struck or not (-0.5 * sh.dt <= t - sh.w.strike_t <= 2.0 * sh.dt):
         return False
     tr = sh.tracks.balls[ball]
-    rest = [r for r in range(sh.r0, sh.w.strike_row)
-            if sh.valid[ball][r] and tr.state[r] == int(BallState.AT_REST)]
-    p0 = rest_position(tr.xy, np.array(rest)) if rest else None
+    p0 = _rest_before_strike(sh, ball)
     if p0 is None:
         return False
     clearance = bound - sgn * float(p0[k])
