@@ -1185,3 +1185,41 @@ def select_masks(masks, n_masks, x0, y0, w, h, out):
             out[n, 2] = mr
             n += 1
     return n
+
+
+@njit(cache=True, inline="always")
+def _luma8(mode, bgr, yp, yy, xx):
+    """Integer luma of one pixel: the Y plane, or BT.601 weights of a BGR pixel (in 1/256)."""
+    if mode == MODE_BGR:
+        return (29 * np.int32(bgr[yy, xx, 0]) + 150 * np.int32(bgr[yy, xx, 1]) + 77 * np.int32(bgr[yy, xx, 2])
+                + 128) >> 8
+    return np.int32(yp[yy, xx])
+
+
+@njit(cache=True)
+def luma_patch_grab(mode, bgr, yp, y0, x0, h, w, out):
+    """Copy the luma of the window (x0, y0, w, h) into ``out[:h, :w]`` (a still-image reference)."""
+    for j in range(h):
+        for i in range(w):
+            out[j, i] = _luma8(mode, bgr, yp, y0 + j, x0 + i)
+
+
+@njit(cache=True)
+def luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, tol):
+    """Pixels of the window whose luma differs from ``ref[:h, :w]`` by more than ``tol``, once
+    the window's mean brightness is matched to the reference's (a light's flicker or an
+    exposure step moves every pixel alike; an object that moved changes its edges only)."""
+    s_cur = 0
+    s_ref = 0
+    for j in range(h):
+        for i in range(w):
+            s_cur += _luma8(mode, bgr, yp, y0 + j, x0 + i)
+            s_ref += np.int32(ref[j, i])
+    gain = (s_cur + 1.0) / (s_ref + 1.0)
+    n = 0
+    for j in range(h):
+        for i in range(w):
+            d = _luma8(mode, bgr, yp, y0 + j, x0 + i) - gain * ref[j, i]
+            if d > tol or d < -tol:
+                n += 1
+    return n

@@ -70,6 +70,17 @@ REST_REFRESH = 12  # a resting ball is fully re-measured at least every this man
 FAST_TOL = 1.5
 STREAK_REFIT_MIN = 0.5  # half streak (px) from which a blob's own axis is worth a refit
 FAST_CLS = 0.5
+# An object at rest whose window's image is unchanged since its rest was confirmed is where it
+# was: its state is held without measuring it again. On identical frames (a table at rest,
+# another ball rolling far away) the blob readings of a heap -- a ball against lying pins --
+# still changed with the masks of one another's last readings, and cycled every few frames
+# through "moving", "absent" and "standing" (review corpus: each cycle a pin knock no ball
+# made). A pixel counts as changed past STILL_TOL luma levels (sensor noise is a few; an edge
+# moving a third of a pixel shifts by 40+), the window when STILL_PIXELS of them changed.
+STILL_MAX = 96  # largest reference window side (px); an object in a larger window is measured as before
+STILL_TOL = 24
+STILL_PIXELS = 3
+STILL_AVERAGED = 10  # a resting ball is still measured until its rest place averages this many readings
 
 
 def default_params() -> np.ndarray:
@@ -159,6 +170,7 @@ class _Ball:
         self.rest_ref: np.ndarray | None = None  # rest probe (offset x, y, fill) when the anchor was measured
         self.full_age = 0  # frames since the last full measurement
         self.probe_failed = False  # the rest probe saw a change this frame
+        self.still_held = False  # held at rest this frame by an unchanged image
 
     @property
     def pos(self) -> tuple[float, float]:
@@ -283,6 +295,10 @@ class Tracker:
         self._bp_cache: dict[tuple[float, float], tuple[float, float]] = {}
         self._pin_mask_sig = None  # the resting pins' mask disks of the last frame: signature and rows
         self._pin_mask_rows = np.zeros((0, 3))
+        # still-image references: balls 0..2, then pins (N_BALLS + k)
+        self._still_ref = np.zeros((N_BALLS + N_PINS, STILL_MAX, STILL_MAX), np.uint8)
+        self._still_box: list[tuple[int, int, int, int] | None] = [None] * (N_BALLS + N_PINS)
+        self.still_holds = 0  # object-frames held by an unchanged image (a figure for the benchmarks)
 
     # ---- set-up -------------------------------------------------------------------------------
     def _refs(self, profile: CalibrationProfile) -> None:
@@ -484,6 +500,7 @@ class Tracker:
                 self.prm[K.P_CHROMA_NEAREST] = 1.0 if centred else 0.0
                 for b in self.balls:  # measured with the assumed siting: measure again
                     b.found = False
+                self._still_box = [None] * len(self._still_box)
                 self._mask_resting_pins()
                 self._track_balls(0.0)
         self._track_pins()
@@ -491,6 +508,33 @@ class Tracker:
         self.last_index = frame.index
         self.last_t = t
         return obs
+
+    # ---- still image --------------------------------------------------------------------------
+    def _still_take(self, obj: int, cx: float, cy: float, half: float) -> None:
+        """Keep the image around an object just confirmed at rest (see STILL_TOL)."""
+        x0, y0, w, h = self._window(cx, cy, half)
+        if not (0 < w <= STILL_MAX and 0 < h <= STILL_MAX):
+            self._still_box[obj] = None
+            return
+        mode, bgr, yp, uvp, bg = self._ctx
+        K.luma_patch_grab(mode, bgr, yp, y0, x0, h, w, self._still_ref[obj])
+        self._still_box[obj] = (x0, y0, w, h)
+
+    def _still_drop(self, obj: int) -> None:
+        self._still_box[obj] = None
+
+    def _still_unchanged(self, obj: int) -> bool:
+        """The image around a resting object is as it was when its rest was confirmed."""
+        box = self._still_box[obj]
+        if box is None:
+            return False
+        x0, y0, w, h = box
+        mode, bgr, yp, uvp, bg = self._ctx
+        if K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, self._still_ref[obj], STILL_TOL) >= STILL_PIXELS:
+            self._still_box[obj] = None  # something moved there: measure it (and keep a new one at rest)
+            return False
+        self.still_holds += 1
+        return True
 
     # ---- balls --------------------------------------------------------------------------------
     def _gate(self, b: _Ball, dt: float) -> float:
@@ -679,6 +723,10 @@ class Tracker:
         self._motion_state(b, x, y)
         b.full_age = 0
         b.rest_ref = self._probe(b).copy() if b.state == BallState.AT_REST else None
+        if b.state == BallState.AT_REST:
+            self._still_take(b.index, b.anchor[0], b.anchor[1], b.radius + 3.0)
+        else:
+            self._still_drop(b.index)
         self._push_mask(x, y, b.radius + 0.5)
 
     def _motion_state(self, b: _Ball, x: float, y: float) -> None:
@@ -688,6 +736,8 @@ class Tracker:
             b.recent.pop(0)
         if b.state == BallState.AT_REST:
             d = math.hypot(x - b.anchor[0], y - b.anchor[1]) * mm
+            if d > self.start_mm and b.still_held:
+                return  # its image is unchanged: a reading pulled by a neighbour, not a start
             if d > self.start_mm:
                 b.state = BallState.MOVING
                 b.just_started = 2
@@ -746,6 +796,7 @@ class Tracker:
         accel = 4000.0 / self.mm_px  # px/s^2: rolling friction and cushions/collisions (via the gate)
         for b in self.balls:
             b.found = False
+            b.still_held = False
             if b.known and b.state != BallState.AT_REST:  # a resting ball stays put (the probe watches it)
                 b.kx.predict(dt, accel)
                 b.ky.predict(dt, accel)
@@ -813,6 +864,10 @@ class Tracker:
         """
         b.full_age += 1
         b.probe_failed = False
+        b.still_held = b.state == BallState.AT_REST and self._still_unchanged(b.index)
+        if b.still_held and b.anchor_n >= STILL_AVERAGED:
+            # not a pixel of it changed: no probe, no refresh (a neighbour's reading cannot move it)
+            return self._held_at_anchor(b)
         if (b.state != BallState.AT_REST or b.rest_ref is None or b.full_age > REST_REFRESH
                 or gate > 3.0 + 3.0 * math.sqrt(max(b.kx.pxx, b.ky.pxx)) + 1e-6):
             return False
@@ -821,6 +876,9 @@ class Tracker:
         if p2 < 0.9 * r2 or math.hypot(p0 - r0, p1 - r1) > 0.15:
             b.probe_failed = True
             return False
+        return self._held_at_anchor(b)
+
+    def _held_at_anchor(self, b: _Ball) -> bool:
         b.found = True
         b.lost_frames = 0
         ax, ay = b.anchor.tolist()
@@ -839,6 +897,8 @@ class Tracker:
         if len(found) < 2:
             return self._push_found_masks(found)
         for b in found:
+            if b.still_held:
+                continue  # nothing around it changed since it was measured at rest
             bx, by = b.meas.tolist()
             near = False
             for o in found:
@@ -955,6 +1015,7 @@ class Tracker:
     def _lost(self, b: _Ball) -> None:
         b.lost_frames += 1
         b.conf = 0.0
+        self._still_drop(b.index)
         if not b.known or b.state in (BallState.OFF_TABLE, BallState.IN_HAND):
             return
         t = self.table
@@ -1101,6 +1162,9 @@ class Tracker:
             if not p.tight:
                 loose.append(p)
                 continue
+            if self._still_unchanged(N_BALLS + k):
+                p.stable += 1  # not a pixel around it changed: as it was
+                continue
             if not self._pin_reachable(p) and (self._frame_count % N_PINS) != k:
                 # nothing moving can reach it: it is as it was (checked in turn, one pin per frame)
                 p.stable += 1
@@ -1110,8 +1174,7 @@ class Tracker:
                 self._n_masks = n_ball_masks
             else:  # a lying pin against a standing one: the standing pin's pixels are not its own
                 self._push_standing_pin_masks(n_ball_masks, p)
-            half = max(p.half_extent, 2.2 * self._pin_r[k]) + 3.0
-            x0, y0, w, h = self._window(p.cx, p.cy, half)
+            x0, y0, w, h = self._window(p.cx, p.cy, self._pin_tight_half(p))
             mode, bgr, yp, uvp, bg = self._ctx
             nm = self._window_masks(x0, y0, w, h)
             npix = K.pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, nm,
@@ -1132,6 +1195,10 @@ class Tracker:
         if loose:
             self._track_loose_pins(loose, n_ball_masks)
         self._n_masks = n_ball_masks
+
+    def _pin_tight_half(self, p: _Pin) -> float:
+        """Half side (px) of the tight window a resting pin is checked in."""
+        return max(p.half_extent, 2.2 * self._pin_r[p.index]) + 3.0
 
     def _held_standing(self, p: _Pin, blob: np.ndarray | None, x0: int, y0: int) -> bool:
         """A standing pin that nothing can be touching keeps its state while what is seen of
@@ -1563,6 +1630,7 @@ class Tracker:
         return math.hypot(along, across) <= 2.0 * self._pin_r[k] + 2.0
 
     def _pin_missing(self, p: _Pin) -> None:
+        self._still_drop(N_BALLS + p.index)
         p.missing += 1
         p.vx = p.vy = 0.0
         p.stable = 0
@@ -1603,6 +1671,8 @@ class Tracker:
             # so a pin creeping by less than 0.6 px per frame is re-placed when it is re-measured)
             p.stable += 1
             p.missing = 0
+            if self._still_box[N_BALLS + k] is None:
+                self._still_take(N_BALLS + k, p.cx, p.cy, self._pin_tight_half(p))
             return
         first = p.state in (PinState.UNKNOWN, PinState.ABSENT) and p.missing == 0 and p.area == 0.0
         if not first:
@@ -1670,6 +1740,10 @@ class Tracker:
         p.conf = conf
         p.tight = state != PinState.MOVING and p.stable >= 2
         p.half_extent = 0.5 * max(bl[K.B_X1] - bl[K.B_X0], bl[K.B_Y1] - bl[K.B_Y0]) + 1.0
+        if p.tight:
+            self._still_take(N_BALLS + k, p.cx, p.cy, self._pin_tight_half(p))
+        else:
+            self._still_drop(N_BALLS + k)
         p.box = (bl[K.B_X0] + x0, bl[K.B_X1] + x0, bl[K.B_Y0] + y0, bl[K.B_Y1] + y0)
         # the blob as a capsule for masking: axis, half length and half width (uniform-bar variances)
         ang = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
