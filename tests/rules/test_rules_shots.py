@@ -256,6 +256,19 @@ def test_B1_cue_ball_off_partner_plays_from_the_half_without_whites():
     assert not d3["foul"] and "B1" in d3["rules"]
 
 
+def test_B1_placement_not_in_the_record_is_not_checked_and_is_said():
+    after = {"cue": None, "white1": [-500.0, 300.0], "white2": [-300.0, -200.0]}
+    m = Match(["A", "B"], "A")
+    m.play(make_shot("A", [("bb", "cue", "white1"), ("off", "cue")], after_balls=after))
+    # the cue ball not seen before the strike, a white struck (the record a tracker gave
+    # once): F6 is called, the placement is not held against the player, and it is said
+    unseen = make_shot(None, [("bb", "white1", "white2")], struck="white1",
+                       before_balls={"cue": None, "white1": after["white1"], "white2": after["white2"]})
+    d = m.play(unseen)
+    assert fouls(d) == ["F6"] and "B1" in d["rules"]
+    assert any("not in the record" in r for r in d["reasons"])
+
+
 def test_B1_whites_in_the_foot_half_give_the_head_half():
     after = {"cue": None, "white1": [500.0, 300.0], "white2": [300.0, -200.0]}
     (d,) = play_shots([make_shot("A", [("bb", "cue", "white1"), ("off", "cue")], after_balls=after)])

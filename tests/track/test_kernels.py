@@ -575,3 +575,38 @@ def test_pin_blob_at_matches_pin_weights_then_blob_at(seed, mode):
             assert seen.sum() < h * w
             for a, b in zip(lazy, full):
                 np.testing.assert_array_equal(a[:h, :w][seen], b[:h, :w][seen])
+
+
+def py_luma8(mode, bgr, yp, yy, xx):
+    if mode == K.MODE_BGR:
+        b, g, r = (int(v) for v in bgr[yy, xx])
+        return (29 * b + 150 * g + 77 * r + 128) // 256
+    return int(yp[yy, xx])
+
+
+def py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, tol):
+    cur = np.array([[py_luma8(mode, bgr, yp, y0 + j, x0 + i) for i in range(w)] for j in range(h)], np.float64)
+    gain = (cur.sum() + 1.0) / (float(ref[:h, :w].astype(np.int64).sum()) + 1.0)
+    return int(np.sum(np.abs(cur - gain * ref[:h, :w]) > tol))
+
+
+@pytest.mark.parametrize("seed", [20, 21, 22])
+@pytest.mark.parametrize("mode", [K.MODE_BGR, K.MODE_YUV])
+def test_still_patch_kernels_match_twin(seed, mode):
+    fr, _, _, _, rng = scene(seed)
+    h, w, y0, x0 = 30, 40, 6, 10
+    ref = np.zeros((64, 64), np.uint8)
+    K.luma_patch_grab(mode, *frame_args(fr, mode)[:2], y0, x0, h, w, ref)
+    bgr, yp = frame_args(fr, mode)[:2]
+    want = np.array([[py_luma8(mode, bgr, yp, y0 + j, x0 + i) for i in range(w)] for j in range(h)])
+    np.testing.assert_array_equal(ref[:h, :w], want)
+    # the same frame: nothing changed; brighter as a whole (a light's flicker): still nothing
+    bright = np.clip(fr.astype(np.float64) * 1.08, 0, 255).astype(np.uint8)
+    # one object moved by two pixels: its edges changed
+    moved = fr.copy()
+    moved[:, 2:] = fr[:, :-2]
+    for frame_now, expect_change in ((fr, False), (bright, False), (moved, True)):
+        bgr, yp = frame_args(frame_now, mode)[:2]
+        n = K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0)
+        assert n == py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0)
+        assert (n >= 3) == expect_change, (n, expect_change)

@@ -203,7 +203,11 @@ def decide(record: dict, state: dict, table: TableSpec, settings: RuleSettings) 
         rule = bih.get("rule", "B1")
         rules.add(rule)
         zone = bih["zone"]
-        if not _zone_ok(zone, before_balls["cue"], table, margin):
+        if before_balls["cue"] is None:
+            # the record does not say where the cue ball was placed (not seen before the
+            # strike): nothing to hold against the player, and the referee is told
+            reasons.append("playing from hand: where the cue ball was placed is not in the record, not checked")
+        elif not _zone_ok(zone, before_balls["cue"], table, margin):
             where = {"head_half": "the head half", "foot_half": "the foot half", "either": "one half", "anywhere": "the cloth"}
             text = (
                 f"the cue ball was placed at x = {before_balls['cue'][0]:.0f} mm, not wholly in {where[zone]}"
