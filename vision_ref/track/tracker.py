@@ -707,6 +707,12 @@ class Tracker:
     def _accept(self, b: _Ball, cand, dt: float) -> None:
         x, y, fill, res = cand
         x, y, fill = float(x), float(y), float(fill)
+        if (b.still_held and b.state == BallState.AT_REST
+                and math.hypot(x - b.anchor[0], y - b.anchor[1]) * self.mm_px > self.start_mm):
+            # its image is unchanged since it came to rest: a reading pulled away by a
+            # neighbour's mask or a search's other peak, not a start
+            self._held_at_anchor(b)
+            return
         b.found = True
         b.lost_frames = 0
         meas = b.meas
@@ -736,8 +742,6 @@ class Tracker:
             b.recent.pop(0)
         if b.state == BallState.AT_REST:
             d = math.hypot(x - b.anchor[0], y - b.anchor[1]) * mm
-            if d > self.start_mm and b.still_held:
-                return  # its image is unchanged: a reading pulled by a neighbour, not a start
             if d > self.start_mm:
                 b.state = BallState.MOVING
                 b.just_started = 2
