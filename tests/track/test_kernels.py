@@ -584,10 +584,14 @@ def py_luma8(mode, bgr, yp, yy, xx):
     return int(yp[yy, xx])
 
 
-def py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, tol):
+def py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, tol, cx, cy, ux, uy, hl, rad):
     cur = np.array([[py_luma8(mode, bgr, yp, y0 + j, x0 + i) for i in range(w)] for j in range(h)], np.float64)
-    gain = (cur.sum() + 1.0) / (float(ref[:h, :w].astype(np.int64).sum()) + 1.0)
-    return int(np.sum(np.abs(cur - gain * ref[:h, :w]) > tol))
+    jj, ii = np.mgrid[0:h, 0:w]
+    a = np.clip((ii - cx) * ux + (jj - cy) * uy, -hl, hl)
+    inside = (ii - cx - a * ux) ** 2 + (jj - cy - a * uy) ** 2 <= rad * rad
+    r = ref[:h, :w].astype(np.float64)
+    gain = (cur[inside].sum() + 1.0) / (r[inside].sum() + 1.0)
+    return int(np.sum(np.abs(cur - gain * r)[inside] > tol))
 
 
 @pytest.mark.parametrize("seed", [20, 21, 22])
@@ -602,11 +606,24 @@ def test_still_patch_kernels_match_twin(seed, mode):
     np.testing.assert_array_equal(ref[:h, :w], want)
     # the same frame: nothing changed; brighter as a whole (a light's flicker): still nothing
     bright = np.clip(fr.astype(np.float64) * 1.08, 0, 255).astype(np.uint8)
-    # one object moved by two pixels: its edges changed
+    # everything moved by two pixels: the edges in the footprint changed
     moved = fr.copy()
     moved[:, 2:] = fr[:, :-2]
+    whole = (w / 2, h / 2, 1.0, 0.0, 0.0, 60.0)  # a footprint over the whole window
     for frame_now, expect_change in ((fr, False), (bright, False), (moved, True)):
         bgr, yp = frame_args(frame_now, mode)[:2]
-        n = K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0)
-        assert n == py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0)
+        n = K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0, *whole)
+        assert n == py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0, *whole)
         assert (n >= 3) == expect_change, (n, expect_change)
+    # random capsules: the count is the twin's, and a change outside the footprint is not seen
+    for _ in range(5):
+        ang = rng.uniform(0, math.pi)
+        cap = (rng.uniform(5, w - 5), rng.uniform(5, h - 5), math.cos(ang), math.sin(ang), rng.uniform(0, 8),
+               rng.uniform(2, 6))
+        n = K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0, *cap)
+        assert n == py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0, *cap)
+    cap = (6.0, 6.0, 1.0, 0.0, 0.0, 3.0)
+    painted = fr.copy()
+    painted[y0 + 20:y0 + 28, x0 + 25:x0 + 38] = (255, 255, 255)  # far from the capsule at (6, 6)
+    bgr, yp = frame_args(painted, mode)[:2]
+    assert K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0, *cap) == 0

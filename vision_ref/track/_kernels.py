@@ -1204,22 +1204,41 @@ def luma_patch_grab(mode, bgr, yp, y0, x0, h, w, out):
             out[j, i] = _luma8(mode, bgr, yp, y0 + j, x0 + i)
 
 
+@njit(cache=True, inline="always")
+def _in_capsule(i, j, cx, cy, ux, uy, hl, rad):
+    """Pixel (i, j) within ``rad`` of the segment centred (cx, cy), direction (ux, uy), half length hl."""
+    dx = i - cx
+    dy = j - cy
+    a = dx * ux + dy * uy
+    if a > hl:
+        a = hl
+    elif a < -hl:
+        a = -hl
+    ex = dx - a * ux
+    ey = dy - a * uy
+    return ex * ex + ey * ey <= rad * rad
+
+
 @njit(cache=True)
-def luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, tol):
-    """Pixels of the window whose luma differs from ``ref[:h, :w]`` by more than ``tol``, once
-    the window's mean brightness is matched to the reference's (a light's flicker or an
-    exposure step moves every pixel alike; an object that moved changes its edges only)."""
+def luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, tol, cx, cy, ux, uy, hl, rad):
+    """Pixels of an object's footprint -- the capsule (cx, cy) +- hl (ux, uy), radius rad, in
+    window coordinates -- whose luma differs from ``ref[:h, :w]`` by more than ``tol``, once
+    the footprint's mean brightness is matched to the reference's (a light's flicker or an
+    exposure step moves every pixel alike; an object that moved changes its edges). Only the
+    footprint counts: a ball rolling past in the window's corner has not moved the object."""
     s_cur = 0
     s_ref = 0
     for j in range(h):
         for i in range(w):
-            s_cur += _luma8(mode, bgr, yp, y0 + j, x0 + i)
-            s_ref += np.int32(ref[j, i])
+            if _in_capsule(i, j, cx, cy, ux, uy, hl, rad):
+                s_cur += _luma8(mode, bgr, yp, y0 + j, x0 + i)
+                s_ref += np.int32(ref[j, i])
     gain = (s_cur + 1.0) / (s_ref + 1.0)
     n = 0
     for j in range(h):
         for i in range(w):
-            d = _luma8(mode, bgr, yp, y0 + j, x0 + i) - gain * ref[j, i]
-            if d > tol or d < -tol:
-                n += 1
+            if _in_capsule(i, j, cx, cy, ux, uy, hl, rad):
+                d = _luma8(mode, bgr, yp, y0 + j, x0 + i) - gain * ref[j, i]
+                if d > tol or d < -tol:
+                    n += 1
     return n

@@ -80,6 +80,7 @@ FAST_CLS = 0.5
 STILL_MAX = 96  # largest reference window side (px); an object in a larger window is measured as before
 STILL_TOL = 24
 STILL_PIXELS = 3
+STILL_MARGIN = 1.5  # px round an object's own outline that belong to its footprint (its edge moving out)
 STILL_AVERAGED = 10  # a resting ball is still measured until its rest place averages this many readings
 
 
@@ -510,15 +511,22 @@ class Tracker:
         return obs
 
     # ---- still image --------------------------------------------------------------------------
-    def _still_take(self, obj: int, cx: float, cy: float, half: float) -> None:
-        """Keep the image around an object just confirmed at rest (see STILL_TOL)."""
+    def _still_take(self, obj: int, cx: float, cy: float, ux: float, uy: float, hl: float, rad: float) -> None:
+        """Keep the image of an object just confirmed at rest (see STILL_TOL): its footprint,
+        the capsule (cx, cy) +- hl (ux, uy) of radius rad (px)."""
+        half = hl + rad + 1.0
         x0, y0, w, h = self._window(cx, cy, half)
         if not (0 < w <= STILL_MAX and 0 < h <= STILL_MAX):
             self._still_box[obj] = None
             return
         mode, bgr, yp, uvp, bg = self._ctx
         K.luma_patch_grab(mode, bgr, yp, y0, x0, h, w, self._still_ref[obj])
-        self._still_box[obj] = (x0, y0, w, h)
+        self._still_box[obj] = (x0, y0, w, h, cx - x0, cy - y0, ux, uy, hl, rad)
+
+    def _still_take_pin(self, p: _Pin) -> None:
+        """A resting pin's footprint: its blob as a capsule (the masking one), a margin round it."""
+        span = max(p.half_len - p.half_wid, 0.0)
+        self._still_take(N_BALLS + p.index, p.cx, p.cy, p.ax, p.ay, span, p.half_wid + STILL_MARGIN)
 
     def _still_drop(self, obj: int) -> None:
         self._still_box[obj] = None
@@ -528,9 +536,10 @@ class Tracker:
         box = self._still_box[obj]
         if box is None:
             return False
-        x0, y0, w, h = box
+        x0, y0, w, h, fx, fy, ux, uy, hl, rad = box
         mode, bgr, yp, uvp, bg = self._ctx
-        if K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, self._still_ref[obj], STILL_TOL) >= STILL_PIXELS:
+        if K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, self._still_ref[obj], STILL_TOL,
+                                fx, fy, ux, uy, hl, rad) >= STILL_PIXELS:
             self._still_box[obj] = None  # something moved there: measure it (and keep a new one at rest)
             return False
         self.still_holds += 1
@@ -730,7 +739,7 @@ class Tracker:
         b.full_age = 0
         b.rest_ref = self._probe(b).copy() if b.state == BallState.AT_REST else None
         if b.state == BallState.AT_REST:
-            self._still_take(b.index, b.anchor[0], b.anchor[1], b.radius + 3.0)
+            self._still_take(b.index, b.anchor[0], b.anchor[1], 1.0, 0.0, 0.0, b.radius + STILL_MARGIN)
         else:
             self._still_drop(b.index)
         self._push_mask(x, y, b.radius + 0.5)
@@ -1676,7 +1685,7 @@ class Tracker:
             p.stable += 1
             p.missing = 0
             if self._still_box[N_BALLS + k] is None:
-                self._still_take(N_BALLS + k, p.cx, p.cy, self._pin_tight_half(p))
+                self._still_take_pin(p)
             return
         first = p.state in (PinState.UNKNOWN, PinState.ABSENT) and p.missing == 0 and p.area == 0.0
         if not first:
@@ -1744,16 +1753,16 @@ class Tracker:
         p.conf = conf
         p.tight = state != PinState.MOVING and p.stable >= 2
         p.half_extent = 0.5 * max(bl[K.B_X1] - bl[K.B_X0], bl[K.B_Y1] - bl[K.B_Y0]) + 1.0
-        if p.tight:
-            self._still_take(N_BALLS + k, p.cx, p.cy, self._pin_tight_half(p))
-        else:
-            self._still_drop(N_BALLS + k)
         p.box = (bl[K.B_X0] + x0, bl[K.B_X1] + x0, bl[K.B_Y0] + y0, bl[K.B_Y1] + y0)
         # the blob as a capsule for masking: axis, half length and half width (uniform-bar variances)
         ang = 0.5 * math.atan2(2.0 * sxy, sxx - syy)
         p.ax, p.ay = math.cos(ang), math.sin(ang)
         p.half_len = math.sqrt(3.0 * lam1)
         p.half_wid = max(math.sqrt(3.0 * lam2), 0.8 * self._pin_r[k])
+        if p.tight:
+            self._still_take_pin(p)
+        else:
+            self._still_drop(N_BALLS + k)
 
     def _standing_under_mask(self, p: _Pin) -> bool:
         """A confirmed standing pin that one of this frame's masks (a ball's) overlaps."""
