@@ -298,7 +298,9 @@ class Tracker:
         self._pin_mask_rows = np.zeros((0, 3))
         # still-image references: balls 0..2, then pins (N_BALLS + k)
         self._still_ref = np.zeros((N_BALLS + N_PINS, STILL_MAX, STILL_MAX), np.uint8)
-        self._still_box: list[tuple[int, int, int, int] | None] = [None] * (N_BALLS + N_PINS)
+        self._still_box: list[tuple | None] = [None] * (N_BALLS + N_PINS)
+        self._still_masks: list[tuple] = [()] * (N_BALLS + N_PINS)  # a pin's: ball masks over it then
+        self._n_ball_masks = 0
         self.still_holds = 0  # object-frames held by an unchanged image (a figure for the benchmarks)
 
     # ---- set-up -------------------------------------------------------------------------------
@@ -522,9 +524,25 @@ class Tracker:
         mode, bgr, yp, uvp, bg = self._ctx
         K.luma_patch_grab(mode, bgr, yp, y0, x0, h, w, self._still_ref[obj])
         self._still_box[obj] = (x0, y0, w, h, cx - x0, cy - y0, ux, uy, hl, rad)
+        self._still_masks[obj] = self._ball_masks_over(obj) if obj >= N_BALLS else ()
+
+    def _ball_masks_over(self, obj: int) -> tuple:
+        """The balls' masks (this frame's) that reach a pin's tight window: what hid part of it
+        from its reading."""
+        p = self.pins[obj - N_BALLS]
+        half = self._pin_tight_half(p)
+        out = []
+        for mx, my, mr in self._masks[:self._n_ball_masks].tolist():
+            if abs(mx - p.cx) <= half + mr and abs(my - p.cy) <= half + mr:
+                out.append((round(mx, 1), round(my, 1), round(mr, 1)))
+        return tuple(out)
 
     def _still_take_pin(self, p: _Pin) -> None:
-        """A resting pin's footprint: its blob as a capsule (the masking one), a margin round it."""
+        """A resting pin's footprint: its blob as a capsule (the masking one), a margin round it.
+
+        A pin read while a ball's mask covered part of it may have been read as only that
+        part (a lying pin's base end, read standing): its hold also needs those masks
+        unchanged, so once the ball moves on the pin is read again, whole."""
         span = max(p.half_len - p.half_wid, 0.0)
         self._still_take(N_BALLS + p.index, p.cx, p.cy, p.ax, p.ay, span, p.half_wid + STILL_MARGIN)
 
@@ -537,6 +555,9 @@ class Tracker:
         if box is None:
             return False
         x0, y0, w, h, fx, fy, ux, uy, hl, rad = box
+        if self._still_masks[obj] and self._ball_masks_over(obj) != self._still_masks[obj]:
+            self._still_box[obj] = None
+            return False
         mode, bgr, yp, uvp, bg = self._ctx
         if K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, self._still_ref[obj], STILL_TOL,
                                 fx, fy, ux, uy, hl, rad) >= STILL_PIXELS:
@@ -1163,7 +1184,7 @@ class Tracker:
             if hl > 1.0:
                 self._push_mask(x + hl * ux, y + hl * uy, b.radius + 2.0)
                 self._push_mask(x - hl * ux, y - hl * uy, b.radius + 2.0)
-        n_ball_masks = self._n_masks
+        n_ball_masks = self._n_ball_masks = self._n_masks
         loose: list[_Pin] = []
         self._reach_sources()
         for p in self.pins:
