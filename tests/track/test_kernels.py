@@ -577,21 +577,31 @@ def test_pin_blob_at_matches_pin_weights_then_blob_at(seed, mode):
                 np.testing.assert_array_equal(a[:h, :w][seen], b[:h, :w][seen])
 
 
-def py_luma8(mode, bgr, yp, yy, xx):
+def py_yuv8(mode, bgr, yp, uvp, yy, xx):
     if mode == K.MODE_BGR:
         b, g, r = (int(v) for v in bgr[yy, xx])
-        return (29 * b + 150 * g + 77 * r + 128) // 256
-    return int(yp[yy, xx])
+        y = (29 * b + 150 * g + 77 * r + 128) // 256
+        return y, 128 + (144 * (b - y)) // 256, 128 + (183 * (r - y)) // 256
+    return int(yp[yy, xx]), int(uvp[yy // 2, xx // 2, 0]), int(uvp[yy // 2, xx // 2, 1])
 
 
-def py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, tol, cx, cy, ux, uy, hl, rad):
-    cur = np.array([[py_luma8(mode, bgr, yp, y0 + j, x0 + i) for i in range(w)] for j in range(h)], np.float64)
+def py_patch_changed(mode, bgr, yp, uvp, y0, x0, h, w, ref, tol, cx, cy, ux, uy, hl, rad):
+    cur = np.array([[py_yuv8(mode, bgr, yp, uvp, y0 + j, x0 + i) for i in range(w)] for j in range(h)], np.float64)
     jj, ii = np.mgrid[0:h, 0:w]
     a = np.clip((ii - cx) * ux + (jj - cy) * uy, -hl, hl)
     inside = (ii - cx - a * ux) ** 2 + (jj - cy - a * uy) ** 2 <= rad * rad
     r = ref[:h, :w].astype(np.float64)
-    gain = (cur[inside].sum() + 1.0) / (r[inside].sum() + 1.0)
-    return int(np.sum(np.abs(cur - gain * r)[inside] > tol))
+    gain = (cur[..., 0][inside].sum() + 1.0) / (r[..., 0][inside].sum() + 1.0)
+    d = np.abs(cur - r)
+    d[..., 0] = np.abs(cur[..., 0] - gain * r[..., 0])
+    return int(inside.sum()), int(np.sum((d.max(axis=2) > tol)[inside]))
+
+
+def changed(mode, args, y0, x0, h, w, ref, cap):
+    out = np.zeros(2, np.int64)
+    K.still_patch_changed(mode, *args, y0, x0, h, w, ref, 24.0, *cap, out)
+    assert tuple(out) == py_patch_changed(mode, *args, y0, x0, h, w, ref, 24.0, *cap)
+    return int(out[1])
 
 
 @pytest.mark.parametrize("seed", [20, 21, 22])
@@ -599,10 +609,10 @@ def py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, tol, cx, cy, ux, uy, hl, 
 def test_still_patch_kernels_match_twin(seed, mode):
     fr, _, _, _, rng = scene(seed)
     h, w, y0, x0 = 30, 40, 6, 10
-    ref = np.zeros((64, 64), np.uint8)
-    K.luma_patch_grab(mode, *frame_args(fr, mode)[:2], y0, x0, h, w, ref)
-    bgr, yp = frame_args(fr, mode)[:2]
-    want = np.array([[py_luma8(mode, bgr, yp, y0 + j, x0 + i) for i in range(w)] for j in range(h)])
+    ref = np.zeros((64, 64, 3), np.uint8)
+    args = frame_args(fr, mode)
+    K.still_patch_grab(mode, *args, y0, x0, h, w, ref)
+    want = np.array([[py_yuv8(mode, *args, y0 + j, x0 + i) for i in range(w)] for j in range(h)])
     np.testing.assert_array_equal(ref[:h, :w], want)
     # the same frame: nothing changed; brighter as a whole (a light's flicker): still nothing
     bright = np.clip(fr.astype(np.float64) * 1.08, 0, 255).astype(np.uint8)
@@ -611,19 +621,22 @@ def test_still_patch_kernels_match_twin(seed, mode):
     moved[:, 2:] = fr[:, :-2]
     whole = (w / 2, h / 2, 1.0, 0.0, 0.0, 60.0)  # a footprint over the whole window
     for frame_now, expect_change in ((fr, False), (bright, False), (moved, True)):
-        bgr, yp = frame_args(frame_now, mode)[:2]
-        n = K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0, *whole)
-        assert n == py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0, *whole)
+        n = changed(mode, frame_args(frame_now, mode), y0, x0, h, w, ref, whole)
         assert (n >= 3) == expect_change, (n, expect_change)
-    # random capsules: the count is the twin's, and a change outside the footprint is not seen
+    # random capsules: the counts are the twin's
+    args = frame_args(moved, mode)
     for _ in range(5):
         ang = rng.uniform(0, math.pi)
-        cap = (rng.uniform(5, w - 5), rng.uniform(5, h - 5), math.cos(ang), math.sin(ang), rng.uniform(0, 8),
-               rng.uniform(2, 6))
-        n = K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0, *cap)
-        assert n == py_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0, *cap)
+        changed(mode, args, y0, x0, h, w, ref, (rng.uniform(5, w - 5), rng.uniform(5, h - 5), math.cos(ang),
+                                                 math.sin(ang), rng.uniform(0, 8), rng.uniform(2, 6)))
+    # a change outside the footprint is not seen; a red disk on the cloth's grey is (chroma)
     cap = (6.0, 6.0, 1.0, 0.0, 0.0, 3.0)
     painted = fr.copy()
     painted[y0 + 20:y0 + 28, x0 + 25:x0 + 38] = (255, 255, 255)  # far from the capsule at (6, 6)
-    bgr, yp = frame_args(painted, mode)[:2]
-    assert K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, 24.0, *cap) == 0
+    assert changed(mode, frame_args(painted, mode), y0, x0, h, w, ref, cap) == 0
+    grey = np.full_like(fr, 80)
+    ref_grey = np.zeros_like(ref)
+    K.still_patch_grab(mode, *frame_args(grey, mode), y0, x0, h, w, ref_grey)
+    red = grey.copy()
+    red[y0:y0 + 12, x0:x0 + 12] = (40, 40, 200)  # BGR: Y ~ 80, the grey's brightness
+    assert changed(mode, frame_args(red, mode), y0, x0, h, w, ref_grey, cap) >= 20

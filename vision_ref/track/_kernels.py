@@ -1188,20 +1188,27 @@ def select_masks(masks, n_masks, x0, y0, w, h, out):
 
 
 @njit(cache=True, inline="always")
-def _luma8(mode, bgr, yp, yy, xx):
-    """Integer luma of one pixel: the Y plane, or BT.601 weights of a BGR pixel (in 1/256)."""
+def _yuv8(mode, bgr, yp, uvp, yy, xx):
+    """Integer (Y, U, V) of one pixel: the planes (chroma: the sample the pixel falls in), or
+    BT.601 of a BGR pixel. A change test needs no sub-sample chroma siting."""
     if mode == MODE_BGR:
-        return (29 * np.int32(bgr[yy, xx, 0]) + 150 * np.int32(bgr[yy, xx, 1]) + 77 * np.int32(bgr[yy, xx, 2])
-                + 128) >> 8
-    return np.int32(yp[yy, xx])
+        b = np.int32(bgr[yy, xx, 0])
+        g = np.int32(bgr[yy, xx, 1])
+        r = np.int32(bgr[yy, xx, 2])
+        y = (29 * b + 150 * g + 77 * r + 128) >> 8
+        return y, 128 + ((144 * (b - y)) >> 8), 128 + ((183 * (r - y)) >> 8)
+    return np.int32(yp[yy, xx]), np.int32(uvp[yy >> 1, xx >> 1, 0]), np.int32(uvp[yy >> 1, xx >> 1, 1])
 
 
 @njit(cache=True)
-def luma_patch_grab(mode, bgr, yp, y0, x0, h, w, out):
-    """Copy the luma of the window (x0, y0, w, h) into ``out[:h, :w]`` (a still-image reference)."""
+def still_patch_grab(mode, bgr, yp, uvp, y0, x0, h, w, out):
+    """Copy (Y, U, V) of the window (x0, y0, w, h) into ``out[:h, :w]`` (a still-image reference)."""
     for j in range(h):
         for i in range(w):
-            out[j, i] = _luma8(mode, bgr, yp, y0 + j, x0 + i)
+            y, u, v = _yuv8(mode, bgr, yp, uvp, y0 + j, x0 + i)
+            out[j, i, 0] = y
+            out[j, i, 1] = u
+            out[j, i, 2] = v
 
 
 @njit(cache=True, inline="always")
@@ -1220,25 +1227,34 @@ def _in_capsule(i, j, cx, cy, ux, uy, hl, rad):
 
 
 @njit(cache=True)
-def luma_patch_changed(mode, bgr, yp, y0, x0, h, w, ref, tol, cx, cy, ux, uy, hl, rad):
-    """Pixels of an object's footprint -- the capsule (cx, cy) +- hl (ux, uy), radius rad, in
-    window coordinates -- whose luma differs from ``ref[:h, :w]`` by more than ``tol``, once
-    the footprint's mean brightness is matched to the reference's (a light's flicker or an
-    exposure step moves every pixel alike; an object that moved changes its edges). Only the
-    footprint counts: a ball rolling past in the window's corner has not moved the object."""
+def still_patch_changed(mode, bgr, yp, uvp, y0, x0, h, w, ref, tol, cx, cy, ux, uy, hl, rad, out):
+    """Compare an object's footprint -- the capsule (cx, cy) +- hl (ux, uy), radius rad, in
+    window coordinates -- with ``ref[:h, :w]``: ``out[0]`` = footprint pixels, ``out[1]`` =
+    those whose Y, U or V differs by more than ``tol`` (Y once the footprint's mean
+    brightness is matched to the reference's: a light's flicker or an exposure step moves
+    every pixel alike, an object that moved changes its edges; chroma sees the red cue ball,
+    whose brightness may be the cloth's). Only the footprint counts: a ball rolling past in
+    the window's corner has not moved the object."""
     s_cur = 0
     s_ref = 0
+    n_in = 0
     for j in range(h):
         for i in range(w):
             if _in_capsule(i, j, cx, cy, ux, uy, hl, rad):
-                s_cur += _luma8(mode, bgr, yp, y0 + j, x0 + i)
-                s_ref += np.int32(ref[j, i])
+                y, u, v = _yuv8(mode, bgr, yp, uvp, y0 + j, x0 + i)
+                s_cur += y
+                s_ref += np.int32(ref[j, i, 0])
+                n_in += 1
     gain = (s_cur + 1.0) / (s_ref + 1.0)
     n = 0
     for j in range(h):
         for i in range(w):
             if _in_capsule(i, j, cx, cy, ux, uy, hl, rad):
-                d = _luma8(mode, bgr, yp, y0 + j, x0 + i) - gain * ref[j, i]
-                if d > tol or d < -tol:
+                y, u, v = _yuv8(mode, bgr, yp, uvp, y0 + j, x0 + i)
+                dy = abs(y - gain * ref[j, i, 0])
+                du = abs(u - np.int32(ref[j, i, 1]))
+                dv = abs(v - np.int32(ref[j, i, 2]))
+                if dy > tol or du > tol or dv > tol:
                     n += 1
-    return n
+    out[0] = n_in
+    out[1] = n

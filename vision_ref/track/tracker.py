@@ -75,11 +75,14 @@ FAST_CLS = 0.5
 # another ball rolling far away) the blob readings of a heap -- a ball against lying pins --
 # still changed with the masks of one another's last readings, and cycled every few frames
 # through "moving", "absent" and "standing" (review corpus: each cycle a pin knock no ball
-# made). A pixel counts as changed past STILL_TOL luma levels (sensor noise is a few; an edge
-# moving a third of a pixel shifts by 40+), the window when STILL_PIXELS of them changed.
+# made). A pixel counts as changed past STILL_TOL levels of Y, U or V (sensor noise is a few;
+# an edge moving a third of a pixel shifts by 40+), the footprint when STILL_PIXELS and
+# STILL_SHARE of its pixels changed (an H.264 key frame re-quantises a few edge pixels of a
+# still ball by up to ~40: 4 of a 728x544 ball's ~110 on the review corpus).
 STILL_MAX = 96  # largest reference window side (px); an object in a larger window is measured as before
-STILL_TOL = 24
-STILL_PIXELS = 3
+STILL_TOL = 28
+STILL_PIXELS = 4
+STILL_SHARE = 0.06
 STILL_MARGIN = 1.5  # px round an object's own outline that belong to its footprint (its edge moving out)
 STILL_AVERAGED = 10  # a resting ball is still measured until its rest place averages this many readings
 
@@ -297,7 +300,8 @@ class Tracker:
         self._pin_mask_sig = None  # the resting pins' mask disks of the last frame: signature and rows
         self._pin_mask_rows = np.zeros((0, 3))
         # still-image references: balls 0..2, then pins (N_BALLS + k)
-        self._still_ref = np.zeros((N_BALLS + N_PINS, STILL_MAX, STILL_MAX), np.uint8)
+        self._still_ref = np.zeros((N_BALLS + N_PINS, STILL_MAX, STILL_MAX, 3), np.uint8)
+        self._still_out = np.zeros(2, np.int64)
         self._still_box: list[tuple | None] = [None] * (N_BALLS + N_PINS)
         self._still_masks: list[tuple] = [()] * (N_BALLS + N_PINS)  # a pin's: ball masks over it then
         self._n_ball_masks = 0
@@ -522,7 +526,7 @@ class Tracker:
             self._still_box[obj] = None
             return
         mode, bgr, yp, uvp, bg = self._ctx
-        K.luma_patch_grab(mode, bgr, yp, y0, x0, h, w, self._still_ref[obj])
+        K.still_patch_grab(mode, bgr, yp, uvp, y0, x0, h, w, self._still_ref[obj])
         self._still_box[obj] = (x0, y0, w, h, cx - x0, cy - y0, ux, uy, hl, rad)
         self._still_masks[obj] = self._ball_masks_over(obj) if obj >= N_BALLS else ()
 
@@ -559,8 +563,10 @@ class Tracker:
             self._still_box[obj] = None
             return False
         mode, bgr, yp, uvp, bg = self._ctx
-        if K.luma_patch_changed(mode, bgr, yp, y0, x0, h, w, self._still_ref[obj], STILL_TOL,
-                                fx, fy, ux, uy, hl, rad) >= STILL_PIXELS:
+        out = self._still_out
+        K.still_patch_changed(mode, bgr, yp, uvp, y0, x0, h, w, self._still_ref[obj], STILL_TOL,
+                              fx, fy, ux, uy, hl, rad, out)
+        if out[1] >= max(STILL_PIXELS, STILL_SHARE * out[0]):
             self._still_box[obj] = None  # something moved there: measure it (and keep a new one at rest)
             return False
         self.still_holds += 1
