@@ -189,3 +189,25 @@ def test_progress_bar_redraws_one_line_on_a_terminal():
     assert text.count("\n") == 2  # the bar's line, then the summary
     last_bar = text.split("\n")[0].split("\r")[-1]
     assert "100.0%" in last_bar and "50/50 frames" in last_bar and "#" * 30 in last_bar
+
+
+def test_a_loosely_timed_contact_is_a_review_point_only_when_the_call_hangs_on_it():
+    from vision_ref.rules.build import make_shot
+
+    def carom(conf_second, conf_cushion=1.0):
+        rec = make_shot("A", [("bb", "cue", "white1"), ("cush", "white1", "left"), ("bb", "cue", "white2")])
+        for e in rec["events"]:
+            e.setdefault("confidence", 1.0)
+        rec["events"][-1]["confidence"] = conf_second
+        rec["events"][-2]["confidence"] = conf_cushion
+        return rec
+
+    m = Match(["A", "B"], "A")
+    # the carom's second contact decides 3 points (P2) against a bare touch: ask about it
+    (point,) = pipeline._shaky_contacts_deciding(m, carom(0.04))
+    assert "cue and white2 met" in point and "0.04" in point
+    # timed tightly: nothing to ask
+    assert pipeline._shaky_contacts_deciding(m, carom(0.9)) == []
+    # a loose cushion contact no rule needs here (the carom stands without it): nothing to ask
+    assert pipeline._shaky_contacts_deciding(m, carom(0.9, conf_cushion=0.05)) == []
+    assert m.records == []  # previews commit nothing

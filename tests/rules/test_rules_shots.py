@@ -551,3 +551,11 @@ def test_L5_pin_hit_again_follows_the_hits_back_in_time():
               ("pin", "head", "foot"), ("pin", "king", "head")]
     (d,) = play_shots([make_shot("A", events, down=["head", "foot", "king"])])
     assert not d["foul"] and d["points"] == 7 and "L5" in d["rules"]
+
+
+def test_preview_decides_like_play_and_commits_nothing():
+    m = Match(["A", "B"], "A")
+    shot = legal_head()
+    seen = m.preview(shot)
+    assert m.records == [] and m.turn == "A"
+    assert m.play(shot) == seen

@@ -231,14 +231,10 @@ def onset_truth(truth: dict, shot, fps: float | None = None) -> dict:
 
 
 def call_of(decision: dict) -> tuple:
-    """What the referee announces, as a comparable key: foul or not and under which
-    rules (a rule once, as F8 is one foul however many pins were in doubt), points, to
-    whom, the pins that count, who plays next, ball in hand."""
-    import json
+    """What the referee announces, as a comparable key (``rules.match.call_key``)."""
+    from vision_ref.rules.match import call_key
 
-    return (decision["foul"], tuple(sorted({f["rule"] for f in decision["fouls"]})), decision["points"],
-            decision["credited_to"], tuple(sorted(decision["pins_down"])), decision["next"],
-            json.dumps(decision["ball_in_hand"], sort_keys=True))
+    return call_key(decision)
 
 
 def decide(record: dict) -> dict:

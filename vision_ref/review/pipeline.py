@@ -309,6 +309,7 @@ def adjudicate_tracks(tracks, match, *, table, settings=None, notes: list[str] |
             warnings = [f"placement before this shot: {m}"
                         for m in check_respot(prev.decision, record["before"], after=prev.record["after"], table=table)]
         warnings += [str(x) for x in record.get("warnings", []) if x]
+        record.setdefault("review", []).extend(_shaky_contacts_deciding(match, record))
         try:
             decision = match.play(record)
         except ContractError as exc:
@@ -316,6 +317,41 @@ def adjudicate_tracks(tracks, match, *, table, settings=None, notes: list[str] |
             continue
         outcomes.append(ShotOutcome(record, decision, w, strike_time(record, tracks, w), warnings))
     return outcomes
+
+
+SHAKY_CONFIDENCE = 0.25  # a contact timed this loosely (or a graze) may not have happened
+
+
+def _shaky_contacts_deciding(match, record: dict) -> list[str]:
+    """Review points for the loosely timed ball-ball and cushion contacts the call hangs on:
+    without the contact the adjudicator would decide otherwise (a carom, L1/L3, F1).
+
+    A contact the fitted paths barely support is only worth the referee's look when the
+    call depends on it; asking about every one would bury the ones that matter."""
+    from vision_ref.rules.match import call_key
+
+    shaky = [k for k, e in enumerate(record["events"]) if e["type"] in ("ball_ball", "cushion")
+             and not e.get("graze") and float(e.get("confidence", 1.0)) < SHAKY_CONFIDENCE]
+    if not shaky:
+        return []
+    try:
+        call = call_key(match.preview(record))
+    except ContractError:
+        return []  # rejected: play reports it
+    out = []
+    for k in shaky:
+        e = record["events"][k]
+        without = dict(record, events=record["events"][:k] + record["events"][k + 1:])
+        try:
+            changed = call_key(match.preview(without)) != call
+        except ContractError:
+            changed = True  # the record does not even stand without it: it matters
+        if changed:
+            what = (f"{e['a']} and {e['b']} met" if e["type"] == "ball_ball"
+                    else f"{e['ball']} hit the {e['cushion']} cushion")
+            out.append(f"{what} at {float(e['t']):.2f} s by the tracks, loosely timed (confidence "
+                       f"{float(e['confidence']):.2f}), and the call depends on it: check that it happened")
+    return out
 
 
 def _write_core(stage: _Staging, match, outcomes: list[ShotOutcome], tracks, table, *, source: str,

@@ -2,7 +2,8 @@
 
 Public API (stable names; other stages code against them):
 
-- :class:`Match` — ``play(record) -> decision``, ``undo()``, ``amend_calls(calls)``,
+- :class:`Match` — ``play(record) -> decision``, ``preview(record)`` (the same, not
+  committed), ``undo()``, ``amend_calls(calls)``,
   ``replace_last(record)``, ``state``, ``to_dict()``, ``Match.from_match_file(dict)``.
 - :func:`adjudicate_match` — a whole match file to ``{"decisions", "final"}``.
 - :func:`validate_shot`, :func:`validate_match_file`, :func:`validate_decision` —
@@ -13,7 +14,7 @@ Public API (stable names; other stages code against them):
 
 from vision_ref.rules.adjudicate import RuleSettings, decide, initial_state, pin_points
 from vision_ref.rules.explain import explain_decision, explain_match
-from vision_ref.rules.match import Match, adjudicate_match
+from vision_ref.rules.match import Match, adjudicate_match, call_key
 from vision_ref.rules.record import (
     CALL_TYPES,
     EVENT_TYPES,
@@ -34,6 +35,7 @@ __all__ = [
     "Match",
     "RuleSettings",
     "adjudicate_match",
+    "call_key",
     "decide",
     "explain_decision",
     "explain_match",

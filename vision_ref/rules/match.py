@@ -103,6 +103,13 @@ class Match:
             record, table=self.table, players=self.players, on_turn=self._state["turn"], field_prefix=field_prefix
         )
 
+    def preview(self, record: Any) -> dict:
+        """The decision ``play`` would give, without committing anything."""
+        if self._state["game_over"]:
+            raise ContractError("shot", "the game is over; no more shots")
+        decision, _ = decide(self.validate(record), self._state, self.table, self.settings)
+        return decision
+
     def play(self, record: Any, *, field_prefix: str = "") -> dict:
         """Decide one shot record and commit it. On ContractError nothing changes."""
         if self._state["game_over"]:
@@ -206,6 +213,17 @@ class Match:
         """S1: the next game of the same players, started by the other player."""
         other = self.players[1] if self.first == self.players[0] else self.players[0]
         return Match(self.players, other, self.target, self.modes, None, self.table, self.settings)
+
+
+def call_key(decision: dict) -> tuple:
+    """What the referee announces, as a comparable key: foul or not and under which
+    rules (a rule once, as F8 is one foul however many pins were in doubt), points, to
+    whom, the pins that count, who plays next, ball in hand."""
+    import json
+
+    return (decision["foul"], tuple(sorted({f["rule"] for f in decision["fouls"]})), decision["points"],
+            decision["credited_to"], tuple(sorted(decision["pins_down"])), decision["next"],
+            json.dumps(decision["ball_in_hand"], sort_keys=True))
 
 
 def adjudicate_match(match: dict | str, *, table: TableSpec | None = None) -> dict:
