@@ -84,7 +84,6 @@ STILL_TOL = 28
 STILL_PIXELS = 4
 STILL_SHARE = 0.06
 STILL_MARGIN = 1.5  # px round an object's own outline that belong to its footprint (its edge moving out)
-STILL_AVERAGED = 10  # a resting ball is still measured until its rest place averages this many readings
 
 
 def default_params() -> np.ndarray:
@@ -538,7 +537,8 @@ class Tracker:
         out = []
         for mx, my, mr in self._masks[:self._n_ball_masks].tolist():
             if abs(mx - p.cx) <= half + mr and abs(my - p.cy) <= half + mr:
-                out.append((round(mx, 1), round(my, 1), round(mr, 1)))
+                # (to the pixel: a resting ball's averaged place drifts by hundredths)
+                out.append((round(mx), round(my), round(mr)))
         return tuple(out)
 
     def _still_take_pin(self, p: _Pin) -> None:
@@ -905,9 +905,11 @@ class Tracker:
         b.full_age += 1
         b.probe_failed = False
         b.still_held = b.state == BallState.AT_REST and self._still_unchanged(b.index)
-        if b.still_held and b.anchor_n >= STILL_AVERAGED:
-            # not a pixel of it changed: no probe, no refresh (a neighbour's reading cannot move it)
-            return self._held_at_anchor(b)
+        if b.still_held:
+            # not a pixel of it changed: held without a probe; measured every REST_REFRESH
+            # frames all the same, so its rest place keeps averaging (a reading more than
+            # 1.2 mm off on an unchanged image is a neighbour's pull, not a start: _accept)
+            return self._held_at_anchor(b) if b.full_age <= REST_REFRESH else False
         if (b.state != BallState.AT_REST or b.rest_ref is None or b.full_age > REST_REFRESH
                 or gate > 3.0 + 3.0 * math.sqrt(max(b.kx.pxx, b.ky.pxx)) + 1e-6):
             return False
