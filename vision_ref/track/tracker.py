@@ -939,8 +939,8 @@ class Tracker:
         if len(found) < 2:
             return self._push_found_masks(found)
         for b in found:
-            if b.still_held:
-                continue  # nothing around it changed since it was measured at rest
+            if b.still_held and b.full_age > 0:
+                continue  # held, not measured: nothing around it changed since it was
             bx, by = b.meas.tolist()
             near = False
             for o in found:
