@@ -510,6 +510,13 @@ def test_a_ball_missing_at_the_strike_or_moved_with_no_contact_is_a_point_to_che
     rec["after"]["balls"]["white2"] = [900.0, -40.0]
     (pt,) = _review_points(rec, window, [])
     assert pt.startswith("white2 moved 51 mm with no ball seen touching it")
+    # a slow kiss moves it only a few mm (review corpus: 7 mm, the contact lost): still asked
+    rec["after"]["balls"]["white2"] = [856.0, -47.0]
+    (pt,) = _review_points(rec, window, [])
+    assert pt.startswith("white2 moved 7 mm")
+    rec["after"]["balls"]["white2"] = [850.3, -50.2]  # its tracking noise at rest: nothing
+    assert _review_points(rec, window, []) == []
+    rec["after"]["balls"]["white2"] = [900.0, -40.0]
     rec["events"].append({"t": 2.4, "type": "ball_ball", "a": "cue", "b": "white2", "confidence": 0.9})
     assert _review_points(rec, window, []) == []
     rec["events"].pop()
