@@ -883,10 +883,6 @@ class Tracker:
         self._frames_since_coarse += 1
         if lost and (self._frames_since_coarse >= 4 or any(b.lost_frames < 3 for b in lost)):
             self._coarse(lost)
-            if any(b.found for b in lost):
-                # found beside another ball (one coarse component): the first found was
-                # measured with the other unmasked and read 11 mm its way
-                self._separate_touching()
         for b in self.balls:
             if not b.found:
                 self._lost(b)
@@ -1128,11 +1124,10 @@ class Tracker:
             for comp in comps:
                 cx, cy, n, white, cue = comp[:5]
                 score = cue if b.index == CUE else white
-                two = comp[2] >= 1.6 * cell_area  # room for two balls
-                if score < 0.25 and not (two and score * comp[2] >= 0.25 * cell_area):
-                    continue  # (in a blob of two, one ball's colour covers only its share)
-                if b.index != CUE and cue > white and not two:
-                    continue  # (a blob with room for two may hold the cue ball and a white)
+                if score < 0.25:
+                    continue
+                if b.index != CUE and cue > white:
+                    continue
                 cost = -score
                 if b.known:
                     cost += 0.002 * math.hypot(cx - b.pos[0], cy - b.pos[1])
@@ -1153,11 +1148,7 @@ class Tracker:
                 gate = min(ext, 0.5 * MAX_WIN - 40.0)
                 cand = self._pick(probe, self._search(probe, cx, cy, gate), ext)
                 if cand is not None:
-                    if comp[2] < 1.6 * cell_area:
-                        comps.remove(comp)
-                    # else: two balls close together (~20 px apart at 728x544) label as one
-                    # component on the coarse grid; the next lost ball searches it too, with
-                    # this one masked (the cue ball was never found beside a white)
+                    comps.remove(comp)
                     self._found_again(b, cand)
                     break
 
