@@ -387,9 +387,9 @@ def _store_refinement(out, cx, cy, sw, area, sxx, sxy, syy, r, hl):
 
 
 @njit(cache=True, inline="always")
-def _capsule_rim_weight(dx, dy, ux, uy, hl, rho, r_in2, r_out2):
-    """Coverage (0..1) of the pixel at offset (dx, dy) by a capsule of half-length hl
-    along (ux, uy) and radius rho, with a one-pixel anti-aliased rim; 0 outside."""
+def _segment_d2(dx, dy, ux, uy, hl):
+    """Squared distance of the offset (dx, dy) from the segment of half-length hl along (ux, uy)
+    centred at the origin (a capsule's axis)."""
     t = dx * ux + dy * uy
     if t > hl:
         t = hl
@@ -397,7 +397,14 @@ def _capsule_rim_weight(dx, dy, ux, uy, hl, rho, r_in2, r_out2):
         t = -hl
     ex = dx - t * ux
     ey = dy - t * uy
-    d2 = ex * ex + ey * ey
+    return ex * ex + ey * ey
+
+
+@njit(cache=True, inline="always")
+def _capsule_rim_weight(dx, dy, ux, uy, hl, rho, r_in2, r_out2):
+    """Coverage (0..1) of the pixel at offset (dx, dy) by a capsule of half-length hl
+    along (ux, uy) and radius rho, with a one-pixel anti-aliased rim; 0 outside."""
+    d2 = _segment_d2(dx, dy, ux, uy, hl)
     if d2 >= r_out2:
         return 0.0
     return 1.0 if d2 <= r_in2 else rho + 0.5 - math.sqrt(d2)
@@ -1214,16 +1221,7 @@ def still_patch_grab(mode, bgr, yp, uvp, y0, x0, h, w, out):
 @njit(cache=True, inline="always")
 def _in_capsule(i, j, cx, cy, ux, uy, hl, rad):
     """Pixel (i, j) within ``rad`` of the segment centred (cx, cy), direction (ux, uy), half length hl."""
-    dx = i - cx
-    dy = j - cy
-    a = dx * ux + dy * uy
-    if a > hl:
-        a = hl
-    elif a < -hl:
-        a = -hl
-    ex = dx - a * ux
-    ey = dy - a * uy
-    return ex * ex + ey * ey <= rad * rad
+    return _segment_d2(i - cx, j - cy, ux, uy, hl) <= rad * rad
 
 
 @njit(cache=True)

@@ -304,7 +304,7 @@ class Tracker:
         self._still_box: list[tuple | None] = [None] * (N_BALLS + N_PINS)
         self._still_masks: list[tuple] = [()] * (N_BALLS + N_PINS)  # a pin's: ball masks over it then
         self._n_ball_masks = 0
-        self.still_holds = 0  # object-frames held by an unchanged image (a figure for the benchmarks)
+        self.still_holds = 0  # object-frames held by an unchanged image (tests read it)
 
     # ---- set-up -------------------------------------------------------------------------------
     def _refs(self, profile: CalibrationProfile) -> None:
