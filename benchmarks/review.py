@@ -153,6 +153,7 @@ def render_cached(name: str, shot, fps: float, size: tuple[int, int], cache: Pat
     if video.is_file() and truth.is_file():
         cached = json.loads(truth.read_text())["record"]
         if _same_truth(cached, shot.truth_record(fps)):
+            _add_exposure_to_sidecar(video)
             return video, cached, 0.0
         # the shot or its truth labelling changed since this clip was cached
     cam = CameraModel.overhead(*size)
@@ -161,6 +162,19 @@ def render_cached(name: str, shot, fps: float, size: tuple[int, int], cache: Pat
         warnings.simplefilter("ignore", RuntimeWarning)
         render_clip(shot, cam, RenderSettings(fps=fps, seed=7, **CHEAP_RENDER), cache, stem)
     return video, json.loads(truth.read_text())["record"], time.perf_counter() - t0
+
+
+def _add_exposure_to_sidecar(video: Path) -> None:
+    """Clips cached before the renderer wrote its exposure into the timestamps sidecar
+    get it from their camera.json (what a new render would write): review reads it."""
+    from vision_ref.video import read_sidecar_meta, sidecar_paths
+
+    txt = sidecar_paths(video)[0]
+    cam = video.with_suffix("").with_suffix(".camera.json")
+    if not txt.is_file() or not cam.is_file() or "exposure_s" in read_sidecar_meta(video):
+        return
+    exposure = json.loads(cam.read_text())["render"]["exposure_s"]
+    txt.write_text(f"# exposure_s: {exposure:g}\n" + txt.read_text())
 
 
 def ideal_records(shot, fps: float) -> list[dict]:

@@ -14,6 +14,7 @@ in integer nanoseconds per line, in frame order, ``#`` lines are comments — or
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -81,6 +82,44 @@ def append_timestamp(sidecar_txt: str | os.PathLike, timestamp_ns: int) -> None:
     """Append one line to a text sidecar (for recorders that write as they go)."""
     with open(sidecar_txt, "a") as fh:
         fh.write(f"{int(timestamp_ns)}\n")
+
+
+def read_sidecar_meta(video_path: str | os.PathLike) -> dict[str, str]:
+    """The sidecar's ``key: value`` facts (the text form's ``# key: value`` lines, the
+    JSON form's keys other than the timestamps), as strings; {} without a sidecar."""
+    txt, js = sidecar_paths(video_path)
+    meta: dict[str, str] = {}
+    if txt.is_file():
+        for line in txt.read_text().splitlines():
+            s = line.strip()
+            if s.startswith("#") and ":" in s:
+                key, value = s[1:].split(":", 1)
+                meta[key.strip()] = value.strip()
+    elif js.is_file():
+        try:
+            data = json.loads(js.read_text())
+        except ValueError:
+            return {}  # read_timestamps names the problem
+        if isinstance(data, dict):
+            meta = {str(k): str(v) for k, v in data.items() if k != "timestamps_ns"}
+    return meta
+
+
+def sidecar_exposure(video_path: str | os.PathLike, fps: float) -> float | None:
+    """The exposure time (s) the sidecar records (``exposure_s``), or None when it
+    says nothing. A value that is not a time in (0, 1/fps] is a VideoError naming it."""
+    raw = read_sidecar_meta(video_path).get("exposure_s")
+    if raw is None or raw.lower() in ("", "none", "null", "unknown"):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (0.0 < value <= 1.0 / fps + 1e-9):
+        txt, js = sidecar_paths(video_path)
+        src = txt if txt.is_file() else js
+        raise VideoError(f"{src}: exposure_s must be a time in seconds in (0, 1/fps = {1.0 / fps:.4f}], got {raw!r}")
+    return value
 
 
 def read_timestamps(video_path: str | os.PathLike) -> np.ndarray | None:
@@ -188,7 +227,8 @@ class VideoWriter:
     :class:`Frame` (bgr, or y + uv as the Pi's YUV420 delivers). Use as a context
     manager or call ``close()``; an ffmpeg failure raises VideoError with its message.
     Timestamps given to ``write``/``write_frame`` are written to the ``.txt`` sidecar
-    on close (pass ``timestamps=False`` to skip).
+    on close (pass ``timestamps=False`` to skip), with ``timestamps_meta`` (e.g. the
+    exposure time) as its ``# key: value`` lines.
     """
 
     def __init__(
@@ -202,6 +242,7 @@ class VideoWriter:
         input_format: str = "bgr",
         timestamps: bool = True,
         extra_args: list[str] | None = None,
+        timestamps_meta: dict | None = None,
     ):
         if width % 2 or height % 2:
             raise VideoError(f"H.264 yuv420p needs an even frame size, got {width}x{height}")
@@ -216,6 +257,7 @@ class VideoWriter:
         self.input_format = input_format
         self.frames_written = 0
         self._timestamps: list[int] | None = [] if timestamps else None
+        self._timestamps_meta = dict(timestamps_meta or {})
         self.path.parent.mkdir(parents=True, exist_ok=True)
         pix = {"bgr": "bgr24", "nv12": "nv12", "gray": "gray"}[input_format]
         cmd = [
@@ -295,7 +337,7 @@ class VideoWriter:
         if rc:
             raise VideoError(f"{self.path}: ffmpeg failed after {self.frames_written} frames: {msg}")
         if self._timestamps is not None and self.frames_written:
-            write_timestamps(self.path, self._timestamps)
+            write_timestamps(self.path, self._timestamps, meta=self._timestamps_meta)
         return self.path
 
     def __enter__(self) -> "VideoWriter":
@@ -337,6 +379,9 @@ class VideoReader:
         if mode == "yuv" and (self.width % 2 or self.height % 2):
             raise VideoError(f"{self.path}: yuv mode needs an even frame size, got {self.width}x{self.height}")
         self.timestamps_ns = read_timestamps(self.path)
+        # how long each frame exposed, when the recorder knew it: positions of moving
+        # balls are those at mid-exposure, so event times need it
+        self.exposure_s = sidecar_exposure(self.path, self.fps)
         self.frames_read = 0
         self.error: VideoError | None = None
         self.timestamp_note: str | None = None

@@ -220,7 +220,7 @@ def cmd_live(args) -> int:
 
         session = f"match{mid:04d}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
         recorder = SessionRecorder(args.record, session, source.fps if source.fps else 60.0,
-                                   budget_bytes=int(args.record_budget * 2**30),
+                                   budget_bytes=int(args.record_budget * 2**30), exposure_s=source.exposure_s,
                                    on_incident=lambda kind, msg: log.incident(mid, kind, msg))
     config = LiveConfig(buffer_s=args.buffer, operator=args.operator, stop_when_game_over=not args.keep_going)
     referee = LiveReferee(source, stages, log, mid, match, scoreboard=board, recorder=recorder,

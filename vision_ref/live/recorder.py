@@ -5,7 +5,8 @@ its own bounded queue and thread, so a slow disk or encoder can lose *recorded*
 frames (counted, and visible as gaps in the sidecar) but never delays the referee.
 
 Each segment is ``SESSION-NNNN.mp4`` with ``SESSION-NNNN.timestamps.txt`` beside it
-(the sensor timestamp of every frame written, one per line, appended as it goes),
+(the sensor timestamp of every frame written, one per line, appended as it goes, and
+the exposure time when the source knows it),
 so `vision-ref review SEGMENT.mp4` sees the same frame times — and the same drops —
 as the live loop did. The mp4 is fragmented (a fragment per second): after a power
 cut everything up to the last second is readable; after a crash of the referee the
@@ -32,13 +33,14 @@ from vision_ref.messages import Frame
 class SessionRecorder:
     def __init__(self, out_dir: str | Path, session: str, fps: float, budget_bytes: int = 20 * 2**30,
                  segment_s: float = 600.0, crf: int = 23, preset: str = "ultrafast", queue_s: float = 2.0,
-                 on_incident: Callable[[str, str], None] | None = None):
+                 on_incident: Callable[[str, str], None] | None = None, exposure_s: float | None = None):
         if budget_bytes <= 0:
             raise VideoError(f"recording budget must be positive, got {budget_bytes} bytes")
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.session = session
         self.fps = float(fps)
+        self.exposure_s = exposure_s  # written to each sidecar: review times contacts by it
         self.budget_bytes = int(budget_bytes)
         self.segment_frames = max(1, int(round(segment_s * fps)))
         self.crf, self.preset = int(crf), preset
@@ -115,6 +117,8 @@ class SessionRecorder:
         txt = sidecar_paths(path)[0]
         self._ts_file = open(txt, "w", buffering=1)
         self._ts_file.write(f"# session: {self.session}\n# fps: {self.fps:g}\n")
+        if self.exposure_s is not None:
+            self._ts_file.write(f"# exposure_s: {self.exposure_s:g}\n")
         self.segments.append({"video": str(path), "first_index": int(frame.index), "first_ns": int(frame.timestamp_ns),
                               "frames": 0})
 

@@ -8,6 +8,7 @@ commands stay fast.
 from __future__ import annotations
 
 import argparse
+import math
 
 from vision_ref.errors import VisionRefError
 
@@ -62,6 +63,9 @@ def _add_match_options(p: argparse.ArgumentParser) -> None:
                    help="least probability at which a pin's knocker counts as established; below it the pin is a "
                         "doubt (F8). Higher: fewer wrong attributions, more doubts (default: the events stage's, "
                         "see docs/events.md)")
+    p.add_argument("--exposure", type=float, default=None, metavar="MS",
+                   help="the camera's exposure time in ms (default: the timestamps sidecar's, if it says). A moving "
+                        "ball is seen where it was mid-exposure, so contact times need it")
     p.add_argument("--no-annotated", action="store_true",
                    help="skip DIR/annotated.mp4 (the slowest output; the speed benchmark is measured without it)")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -109,6 +113,11 @@ def _check_match_options(args) -> None:
         raise ReviewOptionError(f"--target must be at least 1, got {args.target}")
     args.modes = resolve_modes(args.modes, list(args.players))
     args.settings = None
+    args.exposure_s = None
+    if args.exposure is not None:
+        if not (args.exposure > 0 and math.isfinite(args.exposure)):
+            raise ReviewOptionError(f"--exposure must be a positive time in ms, got {args.exposure:g}")
+        args.exposure_s = args.exposure * 1e-3
     if args.confidence is not None:
         from vision_ref.events.infer import InferenceSettings
 
@@ -125,7 +134,7 @@ def cmd_review(args) -> int:
     result = review_video(
         args.video, args.out, calibration=args.calibration, players=tuple(args.players),
         target=args.target, modes=args.modes, annotated=not args.no_annotated, progress=not args.quiet,
-        settings=args.settings,
+        settings=args.settings, exposure_s=args.exposure_s,
     )
     print(result.summary())
     return 0
@@ -138,6 +147,7 @@ def cmd_demo(args) -> int:
     result = run_demo(
         args.out, video=args.video, players=tuple(args.players), target=args.target, modes=args.modes,
         annotated=not args.no_annotated, progress=not args.quiet, settings=args.settings,
+        exposure_s=args.exposure_s,
     )
     print(result.summary())
     print(f"report: {result.report.resolve()}")

@@ -69,13 +69,13 @@ def find_profile(video: Path) -> Path | None:
 
 
 def run_demo(out_dir, *, video=None, players=("A", "B"), target: int = 100, modes=None, annotated: bool = True,
-             progress: bool = True, settings=None):
+             progress: bool = True, settings=None, exposure_s: float | None = None):
     from vision_ref.review.pipeline import review_video
 
     path = Path(video) if video else find_sample_video()
     profile = find_profile(path)
     result = review_video(path, out_dir, calibration=profile, players=players, target=target, modes=modes,
-                          annotated=annotated, progress=progress, settings=settings)
+                          annotated=annotated, progress=progress, settings=settings, exposure_s=exposure_s)
     if profile is None:
         result.notes.append("no calibration profile found for the video; calibrated from its first still frames")
     else:

@@ -439,6 +439,7 @@ def review_video(
     progress: bool = True,
     settings=None,
     first: str | None = None,
+    exposure_s: float | None = None,
 ) -> ReviewResult:
     """Review the recorded match in ``path``; write the outputs into ``out_dir``.
 
@@ -446,6 +447,9 @@ def review_video(
     from the video's first still frames). ``players`` (the first breaks unless
     ``first`` says otherwise), ``target``, ``modes`` as in the match file.
     ``settings``: :class:`vision_ref.events.infer.InferenceSettings`.
+    ``exposure_s``: the camera's exposure time (default: what the timestamps sidecar
+    records, else unknown): a moving ball is seen where it was mid-exposure, so without
+    it contact times come out up to half an exposure early.
     Raises VideoError / CalibrationError / ContractError / OutputError with one clear message.
     """
     from vision_ref.rules import Match
@@ -464,6 +468,7 @@ def review_video(
     notes: list[str] = []
     if profile is not None:
         profile.check_frame_size(reader.width, reader.height)
+    exposure_s = _exposure_of(exposure_s, reader, notes)
     _check_out_dir(out_dir)  # created only once there is something to write
 
     from vision_ref.sources.base import DropDetector
@@ -483,7 +488,7 @@ def review_video(
 
     # ---- decode + track -------------------------------------------------------------
     t0 = time.perf_counter()
-    tracker = Tracker(profile, reader.fps)
+    tracker = Tracker(profile, reader.fps, exposure_s=exposure_s)
     drops = DropDetector(reader.fps) if reader.timestamps_ns is not None else None
     sensor_index: list[int] = []  # file frame number -> sensor frame index
     bar = Progress("tracking", reader.expected_frames, progress)
@@ -575,6 +580,23 @@ def review_video(
         print(f"review stopped by Ctrl-C: {what} written to {out}", file=sys.stderr)
         raise KeyboardInterrupt
     return result
+
+
+def _exposure_of(given: float | None, reader, notes: list[str]) -> float | None:
+    """The exposure time to track with: the one given, else the sidecar's; a note says
+    where it came from, or that it is unknown."""
+    if given is not None:
+        if not (0.0 < given <= 1.0 / reader.fps + 1e-9):
+            raise VideoError(f"exposure {given * 1e3:g} ms does not fit the video: at {reader.fps:g} fps a frame "
+                             f"lasts {1e3 / reader.fps:.2f} ms")
+        notes.append(f"exposure {given * 1e3:g} ms (given)")
+        return given
+    if reader.exposure_s is not None:
+        notes.append(f"exposure {reader.exposure_s * 1e3:g} ms (from the timestamps sidecar)")
+        return reader.exposure_s
+    notes.append("exposure time unknown (no --exposure, none in a timestamps sidecar): moving balls are placed at "
+                 "each frame's timestamp, so contact times may be early by up to half an exposure")
+    return None
 
 
 def _write_annotated(path, stage: _Staging, match, outcomes, tracks, profile, sensor_index, progress) -> Path:

@@ -641,7 +641,8 @@ def render_clip(
     r = renderer or Renderer(camera, table, settings)
     n = r.n_frames(sim)
     video = out / f"{name}.mp4"
-    with VideoWriter(video, camera.width, camera.height, settings.fps, crf=settings.crf, preset=settings.preset) as vw:
+    with VideoWriter(video, camera.width, camera.height, settings.fps, crf=settings.crf, preset=settings.preset,
+                     timestamps_meta={"exposure_s": f"{settings.exposure_s:g}"}) as vw:
         for i in range(n):
             vw.write(r.render_frame(sim, i), r.timestamp_ns(i))
     record = sim.truth_record(fps=settings.fps) if _accepts_fps(sim.truth_record) else sim.truth_record()
