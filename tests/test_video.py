@@ -34,3 +34,37 @@ def test_widening_a_pipe_that_cannot_be_widened_is_harmless(tmp_path):
         f.write(b"abc")
         f.seek(0)
         assert _read_exact(f, 3) == b"abc"
+
+
+def test_the_sidecar_carries_the_exposure_time(tmp_path):
+    import numpy as np
+
+    from vision_ref.video import VideoReader, VideoWriter, read_sidecar_meta, read_timestamps
+
+    path = tmp_path / "v.mp4"
+    with VideoWriter(path, 32, 24, 60.0, timestamps_meta={"exposure_s": "0.004"}) as vw:
+        for i in range(3):
+            vw.write(np.full((24, 32, 3), 40 * i, np.uint8), 1000 + i * 16_666_667)
+    assert read_sidecar_meta(path) == {"exposure_s": "0.004"}
+    assert list(read_timestamps(path)) == [1000 + i * 16_666_667 for i in range(3)]  # the comment is not a frame
+    assert VideoReader(path).exposure_s == 0.004
+
+
+def test_the_json_sidecar_form_and_no_sidecar(tmp_path):
+    from vision_ref.video import sidecar_exposure, write_timestamps
+
+    write_timestamps(tmp_path / "a.mp4", [0, 8_333_333], fmt="json", meta={"exposure_s": 0.002})
+    assert sidecar_exposure(tmp_path / "a.mp4", 120.0) == 0.002
+    assert sidecar_exposure(tmp_path / "none.mp4", 120.0) is None
+    write_timestamps(tmp_path / "b.mp4", [0, 8_333_333], meta={"fps": 120})
+    assert sidecar_exposure(tmp_path / "b.mp4", 120.0) is None  # the sidecar says nothing about it
+
+
+@pytest.mark.parametrize("value, fps", [("soon", 60.0), ("0", 60.0), ("0.02", 60.0)])
+def test_an_exposure_the_video_cannot_have_is_named(tmp_path, value, fps):
+    from vision_ref.errors import VideoError
+    from vision_ref.video import sidecar_exposure, write_timestamps
+
+    side = write_timestamps(tmp_path / "v.mp4", [0, 16_666_667], meta={"exposure_s": value})
+    with pytest.raises(VideoError, match=f"{side.name}: exposure_s must be a time in seconds .* got '{value}'"):
+        sidecar_exposure(tmp_path / "v.mp4", fps)

@@ -35,6 +35,18 @@ def test_segments_rotate_and_sidecars_hold_every_written_timestamp(tmp_path):
     assert rec.segment_for(45) == str(segs[1]) and rec.segment_for(0) == str(segs[0])
 
 
+def test_each_sidecar_records_the_exposure_when_the_source_knows_it(tmp_path):
+    from vision_ref.video import sidecar_exposure
+
+    rec = SessionRecorder(tmp_path, "s2", 60.0, segment_s=0.5, exposure_s=0.0025)
+    for f in _frames(40):
+        rec.offer(f, block=True)
+    rec.close()
+    segs = sorted(tmp_path.glob("s2-*.mp4"))
+    assert len(segs) == 2 and all(sidecar_exposure(s, 60.0) == 0.0025 for s in segs)
+    assert len(read_timestamps(segs[0])) == 30
+
+
 def test_disk_budget_deletes_the_oldest_recordings_first(tmp_path):
     events = []
     for k in range(3):

@@ -43,7 +43,7 @@ def legal_shot():
 CACHE = Path(os.environ.get("VISION_REF_TEST_CACHE", "/tmp/vision-ref-test-cache")) / "review"
 FPS = 30.0
 SIZE = (546, 408)
-NAME = "e2e_v1"
+NAME = "e2e_v2"  # v2: the sidecar records the exposure
 
 
 def _clip_shot():

@@ -150,3 +150,14 @@ def test_ctrl_c_while_tracking_still_writes_what_was_decided(clip, tmp_path, cap
     decided = json.loads((out / "decisions.json").read_text())["decisions"]
     assert page.count('<section class="shot') == len(decided)  # the report has what was decided
     assert not (out / "annotated.mp4").exists()  # not started after an interrupt
+
+
+def test_review_tracks_with_the_exposure_the_sidecar_records_unless_told(clip, tmp_path):
+    from vision_ref.review.pipeline import review_video
+
+    video, _, prof = clip
+    res = review_video(video, tmp_path / "a", calibration=prof, annotated=False, progress=False)
+    assert res.tracks.exposure_s == pytest.approx(0.004)  # the renderer's, written into the sidecar
+    assert "exposure 4 ms (from the timestamps sidecar)" in res.notes
+    res = review_video(video, tmp_path / "b", calibration=prof, annotated=False, progress=False, exposure_s=0.002)
+    assert res.tracks.exposure_s == pytest.approx(0.002) and "exposure 2 ms (given)" in res.notes

@@ -211,3 +211,24 @@ def test_a_loosely_timed_contact_is_a_review_point_only_when_the_call_hangs_on_i
     # a loose cushion contact no rule needs here (the carom stands without it): nothing to ask
     assert pipeline._shaky_contacts_deciding(m, carom(0.9, conf_cushion=0.05)) == []
     assert m.records == []  # previews commit nothing
+
+
+def test_the_exposure_comes_from_the_option_else_the_sidecar_else_a_note_says_it_is_unknown():
+    from vision_ref.errors import VideoError
+
+    reader = types.SimpleNamespace(fps=60.0, exposure_s=0.003)
+    notes = []
+    assert pipeline._exposure_of(0.001, reader, notes) == 0.001 and notes == ["exposure 1 ms (given)"]
+    notes = []
+    assert pipeline._exposure_of(None, reader, notes) == 0.003 and "from the timestamps sidecar" in notes[0]
+    notes = []
+    assert pipeline._exposure_of(None, types.SimpleNamespace(fps=60.0, exposure_s=None), notes) is None
+    assert "exposure time unknown" in notes[0] and "early" in notes[0]
+    with pytest.raises(VideoError, match="at 60 fps a frame lasts 16.67 ms"):
+        pipeline._exposure_of(0.02, reader, [])
+
+
+def test_a_bad_exposure_option_is_one_message(tmp_path, capsys, tiny_video):
+    rc, _, err = _run(capsys, "review", str(tiny_video), "--out", str(tmp_path / "o"), "--quiet", "--exposure", "-2")
+    assert rc == 2 and "--exposure must be a positive time in ms, got -2" in err
+    assert not (tmp_path / "o").exists()

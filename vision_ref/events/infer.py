@@ -1123,8 +1123,12 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
             # crossing is the path after the strike run back through the blurred first
             # frames (scenario T4@120: a cue ball 12 mm off the cushion played away)
             res = None
-        elif f is None or (f.deg == 0 and len(f.rows) < 2):
-            pass  # too close after another contact to tell: the crossing decides
+        elif f is None or (f.deg == 0 and len(f.rows) < 2) or (f.deg == 0 and _break_between(
+                sh, ball, float(sh.t[int(max(f.rows))]), res[0], own)):
+            # too close after another contact to tell (the rest found lies before
+            # that contact: struck from rest into a cushion within a frame or two,
+            # the row between exposed too near the contact to be fitted)
+            pass
         elif f.deg == 0:
             res = None  # at rest before: the ball left the cushion, it did not hit it
         else:
@@ -1135,6 +1139,12 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
     if res is None and not c.off_table:
         res = _creeps_to_cushion(sh, c, k, sgn, bound)
     _finish(sh, c, res)
+
+
+def _break_between(sh: _Shot, ball: str, ta: float, tb: float, own: tuple) -> bool:
+    """Another contact of ``ball`` (a break, not one of ``own``) between ta and tb."""
+    brk = list(sh.breaks[ball]) + ([sh.w.strike_t] if ball == sh.w.struck else [])
+    return any(ta < x < tb and all(abs(x - o) > 1e-9 for o in own) for x in brk)
 
 
 def _creeps_to_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float):
