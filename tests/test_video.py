@@ -68,3 +68,21 @@ def test_an_exposure_the_video_cannot_have_is_named(tmp_path, value, fps):
     side = write_timestamps(tmp_path / "v.mp4", [0, 16_666_667], meta={"exposure_s": value})
     with pytest.raises(VideoError, match=f"{side.name}: exposure_s must be a time in seconds .* got '{value}'"):
         sidecar_exposure(tmp_path / "v.mp4", fps)
+
+
+def test_a_reader_given_the_probe_of_its_file_does_not_probe_again(tmp_path, monkeypatch):
+    import numpy as np
+
+    import vision_ref.video as video
+
+    frames = [np.full((16, 16, 3), 40 * i, np.uint8) for i in range(3)]
+    video.write_video(tmp_path / "a.mp4", frames, 30.0, crf=0, preset="ultrafast")
+    video.write_video(tmp_path / "b.mp4", frames[:2], 30.0, crf=0, preset="ultrafast")
+    info = video.probe(tmp_path / "a.mp4")
+    calls = []
+    real = video.probe
+    monkeypatch.setattr(video, "probe", lambda p: calls.append(p) or real(p))
+    assert video.VideoReader(tmp_path / "a.mp4", info=info).info == info and calls == []
+    # another file's probe is not taken for this one
+    assert video.VideoReader(tmp_path / "b.mp4", info=info).info.path.endswith("b.mp4")
+    assert len(calls) == 1

@@ -368,10 +368,12 @@ class VideoReader:
     raised after the last good frame.
     """
 
-    def __init__(self, path: str | os.PathLike, mode: str = "bgr", strict: bool = True):
+    def __init__(self, path: str | os.PathLike, mode: str = "bgr", strict: bool = True,
+                 info: VideoInfo | None = None):
         if mode not in ("bgr", "yuv"):
             raise VideoError(f"reader mode must be 'bgr' or 'yuv', got {mode!r}")
-        self.info = probe(path)
+        # a caller that probed already passes what it found (each probe runs ffmpeg)
+        self.info = info if info is not None and Path(info.path) == Path(path) else probe(path)
         self.path = Path(path)
         self.mode = mode
         self.strict = strict

@@ -463,7 +463,8 @@ def review_video(
     match = Match(players, first=first or players[0], target=target, modes=modes)
     # YUV420 straight from the decoder: the tracker's native input (no colour conversion)
     info = probe(path)  # a missing / empty / non-video file fails here
-    reader = VideoReader(path, mode="yuv" if info.width % 2 == 0 and info.height % 2 == 0 else "bgr", strict=False)
+    reader = VideoReader(path, mode="yuv" if info.width % 2 == 0 and info.height % 2 == 0 else "bgr", strict=False,
+                         info=info)
     profile = _load_profile(calibration) if calibration is not None else None
     notes: list[str] = []
     if profile is not None:
