@@ -153,3 +153,14 @@ def test_a_ball_creeping_to_rest_reported_at_rest_is_still_the_same_shot(fps):
     cue.xy[k1:] += np.minimum(np.arange(n - k1) + 1, 3)[:, None] * np.array([4.0, 0.0])  # a lurch of 12 mm
     (again,) = segment_shots(tracks)
     assert again.strike_row == w.strike_row and again.end_row > k1
+
+
+def test_a_first_reading_pulled_off_a_resting_ball_is_not_a_shot(carom_shot):
+    """The tracker's very first reading of a ball beside another was pulled 11 mm toward
+    it and called MOVING (random shot 90 of the corpus): not a strike at row 0."""
+    tracks = tracks_from_truth(carom_shot, 60.0, noise_mm=0.5, seed=1)
+    b = tracks.balls["white2"]
+    b.xy[0] += (11.0, 2.0)
+    b.state[0] = int(BallState.MOVING)
+    (w,) = segment_shots(tracks)
+    assert w.struck == "cue" and abs(w.strike_t - carom_shot.strike_time) < 0.2 / 60.0

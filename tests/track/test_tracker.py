@@ -423,3 +423,35 @@ def test_identical_frames_of_a_heap_give_identical_readings():
         np.testing.assert_allclose(a.pin_xy, b.pin_xy, atol=0.5)
     assert sum(o.pin_state[k] in (PinState.DOWN, PinState.LEANING) for o in still[-1:] for k in range(5)) >= 2
     assert tr.still_holds > 0
+
+
+# 2 mm apart the two fits still pull each other by several mm (a known limit: the
+# refinement of a ball against a touching neighbour depends on where it starts)
+@pytest.mark.parametrize("gap_mm, cue_mm, white_mm", [(2.0, 8.0, 12.0), (10.0, 3.0, 8.0)])
+def test_a_cue_ball_beside_a_white_is_found_from_the_first_frame(gap_mm, cue_mm, white_mm):
+    """At the coarse search's stride a cue ball a few mm from a white is one blob with it
+    (a shot of the random corpus lost the cue ball until it was struck away): what is
+    left of the blob once the white is found, and the white's surroundings, are
+    searched for the cue ball."""
+    camera = CameraModel.overhead(W, H)
+    white = (855.0, 252.5)
+    d = 2 * DEFAULT_TABLE.ball_radius + gap_mm
+    cue = (white[0] + d * math.cos(0.23), white[1] + d * math.sin(0.23))
+    layout = Layout.standard(balls={"cue": cue, "white1": white})
+    shot = simulate(layout, Strike(speed=1500.0, angle=0.23), tail=0.1)
+    settings = RenderSettings(draw_cue=False, player="none", seed=5)
+    renderer = Renderer(camera, settings=settings)
+    profile = profile_from_camera(camera, settings=settings, renderer=renderer)
+    tr = Tracker(profile, 60.0, settings.exposure_s)
+    truth = renderer.frame_truth(shot)["frames"]
+    obs = [tr.update(frame(i, renderer.render_frame(shot, i))) for i in range(3)]
+    errs = {b: [] for b in BALL_IDS}
+    for o, t in zip(obs, truth):
+        true_xy = {b: np.array(t["balls"][b]["xyz"][:2]) for b in BALL_IDS}
+        for k, b in enumerate(BALL_IDS):
+            # the whites' names at first sight go by the spots, not by this layout's names
+            err = min(float(np.hypot(*(o.ball_xy[k] - true_xy[c])))
+                      for c in ((b,) if b == "cue" else ("white1", "white2")))
+            errs[b].append(err)
+    assert max(errs["cue"]) < cue_mm, errs  # nan (not found) fails too
+    assert max(errs["white1"] + errs["white2"]) < white_mm, errs

@@ -192,7 +192,10 @@ def _travelled(tracks: Tracks, ball: str, first: int, last: int, since: int,
     if len(seen) == 0:
         return False
     if r0 is None:
-        r0 = tr.xy[seen[0]]
+        # no rest seen before (the start of the tracks): where it was first seen, from its
+        # first three readings (a first reading pulled by a neighbour the tracker had not
+        # yet told apart made a whole shot out of a ball that never moved)
+        r0 = np.median(tr.xy[seen[:3]], axis=0)
     if np.any(tr.state[run] == int(BallState.OFF_TABLE)):
         return True
     away = np.hypot(*(tr.xy[seen] - r0).T) > threshold

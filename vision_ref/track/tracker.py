@@ -1101,22 +1101,92 @@ class Tracker:
                       self.c_region, self.ref_white, self.ref_cue, self.prm, self.c_fg, self.c_white, self.c_cue)
         nc = K.label_grid(self.c_fg, self.c_white, self.c_cue, self.c_gh, self.c_gw, 0.5, self.c_labels,
                           self.c_stack, self.c_stats, MAX_COMP)
+        # two rounds: a component holding two balls (a cue ball 2 px from a white merges
+        # with it at this stride) gives up its first ball in round one, and what is left of
+        # it, without that ball's cells, is searched for the other in round two
+        found_any = False
+        for _round in range(2):
+            still_lost = [b for b in lost if not b.found]
+            if not still_lost or not self._coarse_assign(still_lost, nc):
+                break
+            found_any = True
+        cue = self.balls[CUE]
+        if cue in lost and not cue.found and self._cue_beside_a_white(cue):
+            found_any = True
+        if found_any:
+            # one found touching another was refined without the other masked
+            self._separate_touching()
+
+    def _cue_beside_a_white(self, cue: _Ball) -> bool:
+        """Look for a lost cue ball right beside each white found (at 2 mm from a white it
+        is one coarse blob with it, and too few of the blob's cells are red to tell):
+        a fine search of the cue ball's colour around the white, the white masked."""
+        found = [b for b in self.balls if b.found]
+        self._push_found_masks(found)
+        for w in found:
+            if w.index not in WHITES:
+                continue
+            wx, wy = w.meas.tolist()
+            probe = _Ball(CUE)
+            probe.kx, probe.ky = _Kalman1D(wx), _Kalman1D(wy)
+            probe.radius = w.radius
+            probe.state = BallState.MOVING
+            probe.streak = cue.streak
+            gate = 2.0 * w.radius + 4.0
+            cand = self._pick(probe, self._search(probe, wx, wy, gate), gate)
+            if cand is not None and math.hypot(cand[0] - wx, cand[1] - wy) > 1.5 * w.radius:
+                self._found_again(cue, cand)
+                return True
+        return False
+
+    def _coarse_components(self, nc: int) -> list:
+        """The coarse grid's components that may hold a ball not found yet: (cx, cy, cells,
+        white, cue, stats). A component that touches a found ball keeps only its cells
+        beyond that ball's reach (the rest may be a second ball merged with it)."""
         s = COARSE_STRIDE
         r_nom = self.table.ball_radius / self.mm_px
         cell_area = math.pi * r_nom * r_nom / (s * s)
+        found = [b for b in self.balls if b.found]
         comps = []
         for c in range(nc):
-            st = self.c_stats[c]
+            st = self.c_stats[c].copy()
             n = st[K.S_N]
             if n < 0.3 * cell_area:
                 continue
+            gx0, gx1, gy0, gy1 = (int(st[K.S_X0]), int(st[K.S_X1]), int(st[K.S_Y0]), int(st[K.S_Y1]))
+            inside = [b for b in found
+                      if self.c_x0 + s * (gx0 - 1) <= b.meas[0] <= self.c_x0 + s * (gx1 + 1)
+                      and self.c_y0 + s * (gy0 - 1) <= b.meas[1] <= self.c_y0 + s * (gy1 + 1)]
+            if inside and n >= 1.5 * cell_area:
+                jj, ii = np.nonzero(self.c_labels[gy0:gy1 + 1, gx0:gx1 + 1] == c + 1)
+                jj, ii = jj + gy0, ii + gx0
+                px, py = self.c_x0 + s * ii, self.c_y0 + s * jj
+                keep = np.ones(len(ii), dtype=bool)
+                for b in inside:
+                    keep &= np.hypot(px - b.meas[0], py - b.meas[1]) > b.radius
+                n = float(keep.sum())
+                if n < 0.3 * cell_area:
+                    continue
+                st[K.S_N] = n
+                st[K.S_SX], st[K.S_SY] = float(ii[keep].sum()), float(jj[keep].sum())
+                st[K.S_SW] = float(self.c_white[jj[keep], ii[keep]].sum())
+                st[K.S_SC] = float(self.c_cue[jj[keep], ii[keep]].sum())
+                st[K.S_X0], st[K.S_X1] = float(ii[keep].min()), float(ii[keep].max())
+                st[K.S_Y0], st[K.S_Y1] = float(jj[keep].min()), float(jj[keep].max())
             cx = self.c_x0 + s * st[K.S_SX] / n
             cy = self.c_y0 + s * st[K.S_SY] / n
-            if any(b.found and math.hypot(b.meas[0] - cx, b.meas[1] - cy) < 1.2 * b.radius for b in self.balls):
+            if any(math.hypot(b.meas[0] - cx, b.meas[1] - cy) < 1.2 * b.radius for b in found):
                 continue
             if not self._on_cloth(cx, cy):
                 continue  # on a rail or beyond: not a ball in play (one that left the table stays OFF_TABLE)
-            comps.append((cx, cy, n, st[K.S_SW] / n, st[K.S_SC] / n, st.copy()))
+            comps.append((cx, cy, n, st[K.S_SW] / n, st[K.S_SC] / n, st))
+        return comps
+
+    def _coarse_assign(self, lost: list[_Ball], nc: int) -> bool:
+        """Give lost balls the coarse components that hold them; True if any was found."""
+        s = COARSE_STRIDE
+        comps = self._coarse_components(nc)
+        any_found = False
         # the cue ball first (colour decides), then whites (nearest to where they were); each
         # takes the best-ranked component that really holds a ball (a pin cluster does not)
         for b in sorted(lost, key=lambda b: b.index):
@@ -1150,7 +1220,10 @@ class Tracker:
                 if cand is not None:
                     comps.remove(comp)
                     self._found_again(b, cand)
+                    any_found = True
                     break
+        return any_found
+
 
     def _found_again(self, b: _Ball, cand) -> None:
         """A ball found by the coarse search: first sight, lost and found, or put back by hand."""
