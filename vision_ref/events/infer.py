@@ -280,9 +280,12 @@ class _Shot:
             rows = self._fit_rows(ball, t_ref, side, own, ignore_near=1.5 * self.dt)
         return self._fit_from(ball, rows)
 
+    def other_breaks(self, ball: str, own: tuple) -> list[float]:
+        """Break times of ``ball``'s contacts other than ``own`` (the strike not included)."""
+        return [x for x in self.breaks[ball] if all(abs(x - o) > 1e-9 for o in own)]
+
     def _fit_rows(self, ball: str, t_ref: float, side: str, own: tuple, ignore_near: float) -> list[int]:
-        brk = [x for x in self.breaks[ball] if all(abs(x - o) > 1e-9 for o in own)
-               and abs(x - t_ref) > ignore_near]
+        brk = [x for x in self.other_breaks(ball, own) if abs(x - t_ref) > ignore_near]
         if ball == self.w.struck:
             brk.append(self.w.strike_t)  # the cue's hit: a break never crossed
         eps = 1e-6
@@ -1142,9 +1145,9 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
 
 
 def _break_between(sh: _Shot, ball: str, ta: float, tb: float, own: tuple) -> bool:
-    """Another contact of ``ball`` (a break, not one of ``own``) between ta and tb."""
-    brk = list(sh.breaks[ball]) + ([sh.w.strike_t] if ball == sh.w.struck else [])
-    return any(ta < x < tb and all(abs(x - o) > 1e-9 for o in own) for x in brk)
+    """Another contact of ``ball`` (a break, not one of ``own``, or its strike) between ta and tb."""
+    brk = sh.other_breaks(ball, own) + ([sh.w.strike_t] if ball == sh.w.struck else [])
+    return any(ta < x < tb for x in brk)
 
 
 def _creeps_to_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float):
@@ -2028,9 +2031,10 @@ STOOD_AGAIN_S = 0.25  # longer than a flicker, shorter than any toppling pin tak
 STEADY_S = 0.2  # standing still this long after a misreading: whatever moves it later is a new knock
 # a pin knocked earlier in the shot and read at rest for less than this before it moves
 # again is still moving from that knock (benchmarks/review.py --from-tracks at 60 fps:
-# of 262 re-knocks reported on the random corpus 48 were real; 0.03 s let 43 of those
-# and 177 of the others through, 0.25 s lets 32 and 19, and order-exact rose from 73.5%
-# to 81.5% with no call changed; sparing the re-knocks a ball fits at REKNOCK_FIT_P: 81%)
+# of 262 re-knocks reported on the corpus's 234 shots 48 were real; 0.03 s let 43 of those
+# and 177 of the others through, 0.25 s lets 32 and 19, and order-exact of the 200 random
+# shots rose from 73.5% to 81.5% with no call changed; sparing the re-knocks a ball or a
+# newer pin fits at REKNOCK_FIT_P: 81%)
 REKNOCK_REST_S = 0.25
 REKNOCK_FIT_P = 0.99
 
