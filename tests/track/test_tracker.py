@@ -448,10 +448,15 @@ def test_a_cue_ball_beside_a_white_is_found_from_the_first_frame(gap_mm, cue_mm,
     errs = {b: [] for b in BALL_IDS}
     for o, t in zip(obs, truth):
         true_xy = {b: np.array(t["balls"][b]["xyz"][:2]) for b in BALL_IDS}
-        for k, b in enumerate(BALL_IDS):
-            # the whites' names at first sight go by the spots, not by this layout's names
-            err = min(float(np.hypot(*(o.ball_xy[k] - true_xy[c])))
-                      for c in ((b,) if b == "cue" else ("white1", "white2")))
-            errs[b].append(err)
-    assert max(errs["cue"]) < cue_mm, errs  # nan (not found) fails too
-    assert max(errs["white1"] + errs["white2"]) < white_mm, errs
+        err = {b: float(np.hypot(*(o.ball_xy[k] - true_xy[b]))) for k, b in enumerate(BALL_IDS)}
+        # the whites' names at first sight go by the spots, not by this layout's names:
+        # the better of the two pairings, the same for both whites
+        k1, k2 = BALL_IDS.index("white1"), BALL_IDS.index("white2")
+        swapped = {"white1": float(np.hypot(*(o.ball_xy[k1] - true_xy["white2"]))),
+                   "white2": float(np.hypot(*(o.ball_xy[k2] - true_xy["white1"])))}
+        if swapped["white1"] + swapped["white2"] < err["white1"] + err["white2"]:
+            err.update(swapped)
+        for b in BALL_IDS:
+            errs[b].append(err[b])
+    assert np.max(errs["cue"]) < cue_mm, errs  # np.max: a nan (not found) fails too
+    assert np.max(errs["white1"] + errs["white2"]) < white_mm, errs

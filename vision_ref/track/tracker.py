@@ -1127,17 +1127,23 @@ class Tracker:
             if w.index not in WHITES:
                 continue
             wx, wy = w.meas.tolist()
-            probe = _Ball(CUE)
-            probe.kx, probe.ky = _Kalman1D(wx), _Kalman1D(wy)
-            probe.radius = w.radius
-            probe.state = BallState.MOVING
-            probe.streak = cue.streak
             gate = 2.0 * w.radius + 4.0
-            cand = self._pick(probe, self._search(probe, wx, wy, gate), gate)
+            cand = self._search_unanchored(cue, wx, wy, w.radius, gate, gate)
             if cand is not None and math.hypot(cand[0] - wx, cand[1] - wy) > 1.5 * w.radius:
                 self._found_again(cue, cand)
                 return True
         return False
+
+    def _search_unanchored(self, b: _Ball, x: float, y: float, radius: float, gate: float, pick_gate: float):
+        """Window search for ``b`` around (x, y) with no track history: a stand-in ball
+        there (moving, b's streak) so neither the filter nor the rest state of ``b``
+        bias which peak is taken."""
+        probe = _Ball(b.index)
+        probe.kx, probe.ky = _Kalman1D(x), _Kalman1D(y)
+        probe.radius = radius
+        probe.state = BallState.MOVING
+        probe.streak = b.streak
+        return self._pick(probe, self._search(probe, x, y, gate), pick_gate)
 
     def _coarse_components(self, nc: int) -> list:
         """The coarse grid's components that may hold a ball not found yet: (cx, cy, cells,
@@ -1210,13 +1216,8 @@ class Tracker:
                 cx, cy = comp[:2]
                 st = comp[5]
                 ext = 0.5 * s * max(st[K.S_X1] - st[K.S_X0], st[K.S_Y1] - st[K.S_Y0]) + s
-                probe = _Ball(b.index)
-                probe.kx, probe.ky = _Kalman1D(cx), _Kalman1D(cy)
-                probe.radius = self.geo.ball_radius_px(cx, cy)
-                probe.state = BallState.MOVING
-                probe.streak = b.streak
                 gate = min(ext, 0.5 * MAX_WIN - 40.0)
-                cand = self._pick(probe, self._search(probe, cx, cy, gate), ext)
+                cand = self._search_unanchored(b, cx, cy, self.geo.ball_radius_px(cx, cy), gate, ext)
                 if cand is not None:
                     comps.remove(comp)
                     self._found_again(b, cand)
