@@ -640,3 +640,22 @@ def test_still_patch_kernels_match_twin(seed, mode):
     red = grey.copy()
     red[y0:y0 + 12, x0:x0 + 12] = (40, 40, 200)  # BGR: Y ~ 80, the grey's brightness
     assert changed(mode, frame_args(red, mode), y0, x0, h, w, ref_grey, cap) >= 20
+
+
+def py_pack_background(y, u, v):
+    """The twin of pack_background: numpy's stack, round (half to even), clip."""
+    stacked = np.stack([np.asarray(y, np.float64), np.asarray(u, np.float64), np.asarray(v, np.float64)], axis=-1)
+    return np.clip(np.round(stacked * K.BG_SCALE), 0, 32767).astype(np.int16)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pack_background_matches_twin(seed):
+    rng = np.random.default_rng(seed)
+    planes = [rng.uniform(-3.0, 260.0, (37, 53)).astype(np.float32) for _ in range(3)]
+    planes[0][0, :4] = np.array([0.5, 1.5, 2.5, -0.5], np.float32) / K.BG_SCALE  # exact halves round to even
+    planes[1][1, :2] = (600.0, -10.0)  # clipped both ways
+    got = K.pack_background(*planes)
+    assert got.dtype == np.int16 and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, py_pack_background(*planes))
+    f64 = [p.astype(np.float64) + 1e-3 for p in planes]
+    np.testing.assert_array_equal(K.pack_background(*f64), py_pack_background(*f64))
