@@ -1077,3 +1077,49 @@ def test_a_cushion_graze_may_miss_the_line_by_the_trackers_error_near_a_cushion(
     monkeypatch.setattr(inf._Shot, "time_contact", lambda self, *a, **k: seen.append(k) or real(self, *a, **k))
     infer_shot(tracks, w, shooter="A")
     assert {"graze_mm": inf.CUSHION_GRAZE_MM} in seen
+
+
+def test_a_pin_counted_down_with_another_lying_across_its_place_is_a_point_to_check(pin_shot):
+    """From above at a few pixels a pin standing against a lying one merges with it, and its
+    identity may go with the lying pin's body (random_2026_003 at 120 fps of the review
+    corpus: the foot stood, the king lay across its place, the foot was counted down with no
+    doubt). Such a pin counted down is a point to check; with the other pin lying elsewhere
+    it is not."""
+    from dataclasses import replace
+
+    from vision_ref.messages import PinState
+    from vision_ref.rules.table import DEFAULT_TABLE as T
+
+    rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    rows = slice(window.end_row - 30, None)
+    # the foot falls 37 mm from where it stood, the king it knocked lies across that place:
+    # the king is moved away to lie elsewhere first (then no point), then the left pin is
+    # laid across the foot's place (a point), then beside it (none)
+    down, mover, other = "foot", "king", "left"
+    assert rec["after"]["pins"][down]["state"] == "down" and rec["after"]["pins"][other]["state"] == "standing"
+    stood, lies = np.array(rec["before"]["pins"][down]["at"]), np.array(rec["after"]["pins"][down]["at"])
+    assert np.hypot(*(lies - stood)) < 0.9 * T.pin_height_of(other)
+    u = (lies - stood) / np.hypot(*(lies - stood))
+    side = np.array([-u[1], u[0]])
+
+    def lying(tracks, pin, centre):
+        tr = tracks.pins[pin]
+        xy, st, ang = tr.xy.copy(), tr.state.copy(), tr.angle.copy()
+        xy[rows], st[rows], ang[rows] = centre, int(PinState.DOWN), math.atan2(u[1], u[0])
+        return replace(tracks, pins={**tracks.pins, pin: replace(tr, xy=xy, state=st, angle=ang)})
+
+    tracks = lying(tracks, mover, stood + 300.0 * side)
+    got = infer_shot(tracks, window, shooter="A")
+    assert not any("lies across" in p for p in got["review"]), got["review"]
+
+    def lying_at(centre):
+        return lying(tracks, other, centre)
+
+    # lying across both the place it stood and where it is reported, 5 mm off their line
+    got = infer_shot(lying_at(0.5 * (stood + lies) + 5.0 * side), window, shooter="A")
+    assert got["after"]["pins"][other]["state"] == "down"
+    assert any(p.startswith(f"pin {down} is counted down, but pin {other} lies across where it stood")
+               for p in got["review"]), got["review"]
+    # beside it, as a pin fallen against it lies: not a point to check
+    got = infer_shot(lying_at(0.5 * (stood + lies) + (T.pin_base_diameter + 12.0) * side), window, shooter="A")
+    assert not any("lies across" in p for p in got["review"])

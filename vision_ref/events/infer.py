@@ -569,6 +569,13 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
                             "counted down")
             to_check.append(f"pin {p} was knocked and is reported standing {moved:.0f} mm from where it stood: "
                             "counted down; check that it lies (a pin landing upright stands where it stands, T1)")
+        elif a["state"] == "down" and b["state"] == "standing" and (
+                over := _lying_over(p, b["at"], a["at"], after, _end_angles(tracks, end_rows), table)):
+            # a standing pin a neighbour fell against merges with it from above at a few
+            # pixels: its identity may have gone with the neighbour's body (random_2026_199 and
+            # _003 of the review corpus, 120 fps: a standing pin counted down)
+            to_check.append(f"pin {p} is counted down, but pin {over} lies across where it stood: check that "
+                            f"{p} fell (a pin standing against a lying one merges with it)")
         elif a["state"] == "down" and b["state"] == "standing" and _resting_against_ball(a["at"], after["balls"], table):
             to_check.append(f"pin {p} was knocked and is reported lying against a ball at the end: check that it "
                             "lies on the cloth, not leaning on the ball (T4-T6)")
@@ -630,7 +637,46 @@ CUSHION_GRAZE_MM = 5.5
 # place is tracked to a few tenths of a mm; on the review corpus (468 clips) the balls that
 # moved 5-20 mm unexplained were 3, two of them a slow kiss the tracks lost (a wrong call)
 UNEXPLAINED_MOVE_MM = 5.0
+# a lying pin's axis this near (beyond a pin's base) the place where a pin counted down stood:
+# the two may have merged from above (_lying_over)
+LYING_OVER_SLACK_MM = 6.0
 UNEXPLAINED_PIN_REACH_MM = 400.0  # ...unless a knocked pin stood, or ended, this near its path
+
+
+def _end_angles(tracks: Tracks, rows: np.ndarray) -> dict[str, float]:
+    """Each pin's lying direction at the end (median of the end rows'; nan when none)."""
+    out = {}
+    for p in PIN_IDS:
+        ang = tracks.pins[p].angle
+        a = ang[rows] if ang is not None and len(rows) else np.array([])
+        a = a[np.isfinite(a)]
+        out[p] = float(np.median(a)) if len(a) else math.nan
+    return out
+
+
+def _lying_over(pin: str, stood: list, lies: list, after: dict, angles: dict, table: TableSpec) -> str | None:
+    """Another pin lying at the end across the place where ``pin`` stood (its axis within a
+    pin's base and the tracking slack of that place) and where ``pin`` is reported lying:
+    which of the two fell is then not certain from above."""
+    if math.hypot(lies[0] - stood[0], lies[1] - stood[1]) > table.pin_height_of(pin):
+        return None
+    reach = table.pin_base_diameter + LYING_OVER_SLACK_MM
+    for q, st in after["pins"].items():
+        if q == pin or st["state"] not in ("down", "leaning") or not math.isfinite(angles[q]):
+            continue
+        ux, uy = math.cos(angles[q]), math.sin(angles[q])
+        half = 0.5 * table.pin_height_of(q)
+
+        def off_axis(x, y):
+            dx, dy = x - st["at"][0], y - st["at"][1]
+            along = max(-half, min(half, dx * ux + dy * uy))
+            return math.hypot(dx - along * ux, dy - along * uy)
+
+        # ...and ``pin`` itself reported on that body: two identities on one lying pin (pins
+        # fallen in a chain lie end to end or side by side, each on its own body)
+        if off_axis(*stood) <= reach and off_axis(*lies) <= reach:
+            return q
+    return None
 
 
 def _review_points(record: dict, window: ShotWindow, pin_points: list[str]) -> list[str]:
