@@ -211,6 +211,7 @@ class _Pin:
         self.stood_at = (math.nan, math.nan)  # image place (px) where it was last seen standing
         self.box = (0.0, 0.0, 0.0, 0.0)  # its blob's bounding box (px: x0, x1, y0, y1) when last measured
         self.held = 0  # frames its standing state has been held with nothing in reach (_held_standing)
+        self.stood_row = -1  # the last history row that has it standing
         self.stand_area = 0.0  # its blob's area and half extent (px) when last measured standing
         self.stand_half = 0.0
 
@@ -1336,7 +1337,8 @@ class Tracker:
         with it for a few frames at 728x544; the standing one's identity went with the
         passer and stayed on its body once the two parted (scenario F5 of the review
         corpus: the king read as two pins, the foot standing beside it counted down). It is
-        measured there again and the pins it shared with are measured afresh."""
+        measured there again, standing, its rows since it was last read standing are
+        rewritten so, and the pins it shared with are measured afresh."""
         sx, sy = p.stood_at
         if math.isnan(sx) or p.stand_area <= 0.0:
             return False
@@ -1373,8 +1375,23 @@ class Tracker:
                 self._still_drop(N_BALLS + o.index)
         p.cx, p.cy = sx, sy
         p.part_off = (0.0, 0.0)
-        p.vx = p.vy = 0.0
         self._pin_measure(p, blob, x0, y0, None)
+        p.vx = p.vy = 0.0
+        h, row = self._hist, p.stood_row
+        if 0 <= row < h.n:
+            # it stood all along: the rows since it was last read standing say so (as a ball's
+            # rest is written back), else the events stage saw a fall and a pin getting up
+            h.pin_state[row + 1:h.n, k] = h.pin_state[row, k]
+            h.pin_xy[row + 1:h.n, k] = h.pin_xy[row, k]
+            h.pin_angle[row + 1:h.n, k] = math.nan
+            np.minimum(h.pin_conf[row + 1:h.n, k], 0.5, out=h.pin_conf[row + 1:h.n, k])
+            p.state = PinState(int(h.pin_state[row, k]))
+            p.xy[:] = h.pin_xy[row, k]
+            p.angle = math.nan
+            p.stable = max(p.stable, 5)
+            p.conf = 0.6
+            p.tight = True
+            self._still_take_pin(p)
         return True
 
     def _pin_tight_half(self, p: _Pin) -> float:
@@ -2039,6 +2056,9 @@ class Tracker:
         pstates = [p.state for p in pins]
         pin_state[:] = pstates
         pin_conf[:] = [p.conf for p in pins]
+        for p in pins:
+            if p.state in (PinState.STANDING, PinState.RAIL_STANDING):
+                p.stood_row = row
         if not moving and PinState.MOVING in pstates:
             moving = True
         self._still_frames = 0 if moving else self._still_frames + 1
