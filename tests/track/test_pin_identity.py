@@ -96,7 +96,7 @@ def _small_run_encoded(scenario: str, seconds_after_strike: float, fps: float, d
             vw.write(renderer.render_frame(shot, i), renderer.timestamp_ns(i))
     tracker = Tracker(profile, fps, settings.exposure_s)
     obs = [tracker.update(frame) for frame in VideoReader(video, mode="yuv")]
-    return shot, obs
+    return shot, obs, tracker
 
 
 def test_pins_fallen_in_a_chain_are_each_placed_on_their_own_part():
@@ -187,7 +187,7 @@ def test_a_standing_pin_a_lying_pin_slid_past_stays_standing(tmp_path):
     wrong call). The foot is found standing in its own place again, the king whole."""
     from vision_ref.sim import truth as sim_truth
 
-    shot, obs = _small_run_encoded("foul_F5_cue_knocks_pin", 2.5, 120.0, tmp_path)
+    shot, obs, tracker = _small_run_encoded("foul_F5_cue_knocks_pin", 2.5, 120.0, tmp_path)
     tf = sim_truth.truth_frames(shot, 120.0)
     last, i = obs[-1], len(obs) - 1
     foot, king = PIN_IDS.index("foot"), PIN_IDS.index("king")
@@ -199,6 +199,10 @@ def test_a_standing_pin_a_lying_pin_slid_past_stays_standing(tmp_path):
     d = tf["pins"]["king"]["dir"][i]
     centre = base + 0.5 * DEFAULT_TABLE.pin_height_of("king") * np.array([math.cos(d), math.sin(d)])
     assert np.hypot(*(last.pin_xy[king] - centre)) < 12.0, (last.pin_xy[king], centre)
+    # and its track says it stood all along (the rows while it shared the king's blob are
+    # written back), so the events stage sees no fall
+    states = tracker.tracks().pins["foot"].state
+    assert not np.isin(states, [PinState.DOWN, PinState.LEANING]).any(), np.unique(states)
 
 
 def test_a_bare_king_spot_is_no_pin_for_a_smaller_pin():
