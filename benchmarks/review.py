@@ -280,6 +280,20 @@ def review_samples() -> list[str]:
     return lines
 
 
+def _parse_only(spec: str, names: set[str]) -> set[tuple[str, float | None]]:
+    """--only's NAME[@FPS] list as (name, fps or None); an unknown name or fps stops the run."""
+    out = set()
+    for item in (x.strip() for x in spec.split(",") if x.strip()):
+        name, _, fps = item.partition("@")
+        if name not in names:
+            raise SystemExit(f"--only: no shot {name!r} in the corpus (names as printed per clip, e.g. random_2026_003)")
+        try:
+            out.add((name, float(fps) if fps else None))
+        except ValueError:
+            raise SystemExit(f"--only: {item!r}: the frame rate after @ must be a number") from None
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="4 short scenarios + 4 short random shots at 60 fps")
@@ -297,6 +311,9 @@ def main(argv=None) -> int:
                     help="score event inference alone on tracks kept by --save-tracks (no decoding or "
                          "tracking, ~1 min for the full corpus; no speed figures); refused when the tracker's "
                          "code changed since they were kept")
+    ap.add_argument("--only", default=None, metavar="NAME[@FPS],...",
+                    help="score only these corpus shots (e.g. random_2026_003@120,scenario_foul_F5_cue_knocks_pin): "
+                         "to look again at the shots a change moved; the figures then cover only them")
     args = ap.parse_args(argv)
 
     from vision_ref.calibrate.truth import profile_from_camera
@@ -311,6 +328,7 @@ def main(argv=None) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
     shots = corpus(args.quick, n_random, args.seed)
+    only = _parse_only(args.only, {name for name, _ in shots}) if args.only else None
     profile = profile_from_camera(CameraModel.overhead(w, h))
     print(f"corpus: {len(shots)} shots x {len(fps_list)} frame rates at {w}x{h}", file=sys.stderr)
 
@@ -320,6 +338,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for fps in fps_list:
             for name, shot in shots:
+                if only is not None and not ({(name, None), (name, fps)} & only):
+                    continue
                 video, truth, dt_render = render_cached(name, shot, fps, (w, h), cache)
                 render_s += dt_render
                 if args.from_tracks:
