@@ -555,6 +555,7 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             after["pins"][p] = {"at": [round(float(xy[0]), 2), round(float(xy[1]), 2)], "state": "down"}
             warnings.append(f"pin {p} was knocked and not seen again: counted down (off the table or hidden)")
             to_check.append(f"pin {p} was knocked and not seen again: check that it fell")
+    end_angles = _end_angles(tracks, end_rows)
     for p in sorted(named, key=PIN_IDS.index):
         a, b = after["pins"][p], before["pins"][p]
         moved = math.hypot(a["at"][0] - b["at"][0], a["at"][1] - b["at"][1])
@@ -570,10 +571,10 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             to_check.append(f"pin {p} was knocked and is reported standing {moved:.0f} mm from where it stood: "
                             "counted down; check that it lies (a pin landing upright stands where it stands, T1)")
         elif a["state"] == "down" and b["state"] == "standing" and (
-                over := _lying_over(p, b["at"], a["at"], after, _end_angles(tracks, end_rows), table)):
+                over := _lying_over(p, b["at"], a["at"], after, end_angles, table)):
             # a standing pin a neighbour fell against merges with it from above at a few
-            # pixels: its identity may have gone with the neighbour's body (random_2026_199 and
-            # _003 of the review corpus, 120 fps: a standing pin counted down)
+            # pixels: its identity may have gone with the neighbour's body (random_2026_003
+            # of the review corpus, 120 fps: a standing pin counted down)
             to_check.append(f"pin {p} is counted down, but pin {over} lies across where it stood: check that "
                             f"{p} fell (a pin standing against a lying one merges with it)")
         elif a["state"] == "down" and b["state"] == "standing" and _resting_against_ball(a["at"], after["balls"], table):

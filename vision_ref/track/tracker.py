@@ -1291,7 +1291,7 @@ class Tracker:
             if not p.tight:
                 loose.append(p)
                 continue
-            if (self._frame_count % N_PINS) == k and self._sharing(p) and self._back_where_it_stood(p):
+            if (self._frame_count % N_PINS) == k and self._blob_mates(p) and self._back_where_it_stood(p):
                 continue
             if self._still_unchanged(N_BALLS + k):
                 p.stable += 1  # not a pixel around it changed: as it was
@@ -1306,11 +1306,7 @@ class Tracker:
             else:  # a lying pin against a standing one: the standing pin's pixels are not its own
                 self._push_standing_pin_masks(n_ball_masks, p)
             x0, y0, w, h = self._window(p.cx, p.cy, self._pin_tight_half(p))
-            mode, bgr, yp, uvp, bg = self._ctx
-            nm = self._window_masks(x0, y0, w, h)
-            npix = K.pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, nm,
-                                 self._rowbits, self._w_fg, self._w_band, self._w_u, self._w_v, p.cx - x0, p.cy - y0,
-                                 0.6 * self._pin_r[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
+            npix = self._pin_blob_seeded(x0, y0, w, h, p.cx, p.cy, k)
             found = npix > 0 and self._pin_like(self._blob, k, x0, y0)
             if found and self._merged_standing(p, x0, y0):
                 continue
@@ -1327,9 +1323,18 @@ class Tracker:
             self._track_loose_pins(loose, n_ball_masks)
         self._n_masks = n_ball_masks
 
-    def _sharing(self, p: _Pin) -> bool:
-        """Pin ``p`` was measured on one blob with another pin (their centres are the blob's)."""
-        return any(o is not p and math.hypot(o.cx - p.cx, o.cy - p.cy) < 0.5 for o in self.pins)
+    def _pin_blob_seeded(self, x0: int, y0: int, w: int, h: int, cx: float, cy: float, k: int) -> int:
+        """Pin ``k``'s blob grown from (cx, cy) (frame px) in the window, into ``self._blob``
+        (this frame's masks apply); its pixel count, 0 when there is none."""
+        mode, bgr, yp, uvp, bg = self._ctx
+        nm = self._window_masks(x0, y0, w, h)
+        return K.pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, nm,
+                             self._rowbits, self._w_fg, self._w_band, self._w_u, self._w_v, cx - x0, cy - y0,
+                             0.6 * self._pin_r[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
+
+    def _blob_mates(self, p: _Pin) -> list[_Pin]:
+        """The pins measured on one blob with pin ``p`` (their centres are the blob's)."""
+        return [o for o in self.pins if o is not p and math.hypot(o.cx - p.cx, o.cy - p.cy) < 0.5]
 
     def _back_where_it_stood(self, p: _Pin) -> bool:
         """A pin on a blob shared with another pin whose own standing place holds a standing
@@ -1350,29 +1355,22 @@ class Tracker:
                     return False
         self._n_masks = self._n_ball_masks
         x0, y0, w, h = self._window(sx, sy, 2.2 * self._pin_r[k] + 3.0)
-        mode, bgr, yp, uvp, bg = self._ctx
-        nm = self._window_masks(x0, y0, w, h)
-        npix = K.pin_blob_at(mode, bgr, yp, uvp, bg, y0, x0, h, w, self.prm, self._wmasks, nm,
-                             self._rowbits, self._w_fg, self._w_band, self._w_u, self._w_v, sx - x0, sy - y0,
-                             0.6 * self._pin_r[k] + 2.0, 0.35, self._labels, self._stack, self._blob)
+        npix = self._pin_blob_seeded(x0, y0, w, h, sx, sy, k)
         blob = self._blob
         if npix <= 0 or not self._pin_like(blob, k, x0, y0):
             return False
-        bx0, bx1, by0, by1 = blob[K.B_X0] + x0, blob[K.B_X1] + x0, blob[K.B_Y0] + y0, blob[K.B_Y1] + y0
         for b in self.balls:  # whole, not the end of a lying pin that a ball's mask cut off
-            if b.found and math.hypot(max(bx0 - b.meas[0], 0.0, b.meas[0] - bx1),
-                                      max(by0 - b.meas[1], 0.0, b.meas[1] - by1)) < b.radius + 3.0:
+            if b.found and _box_gap(blob, x0, y0, b.meas[0], b.meas[1]) < b.radius + 3.0:
                 return False
         lo, hi = PIN_STAND_AREA_RANGE
         if (not lo * p.stand_area <= blob[K.B_SUMW] <= hi * p.stand_area
                 or math.hypot(blob[K.B_CX] + x0 - sx, blob[K.B_CY] + y0 - sy) > 1.5
                 or max(blob[K.B_X1] - blob[K.B_X0], blob[K.B_Y1] - blob[K.B_Y0]) > 2.0 * p.stand_half + 2.0):
             return False
-        for o in self.pins:
-            if o is not p and math.hypot(o.cx - p.cx, o.cy - p.cy) < 0.5:
-                o.tight = False  # its blob is its own now: measured whole next frame
-                o.part_off = (0.0, 0.0)
-                self._still_drop(N_BALLS + o.index)
+        for o in self._blob_mates(p):
+            o.tight = False  # its blob is its own now: measured whole next frame
+            o.part_off = (0.0, 0.0)
+            self._still_drop(N_BALLS + o.index)
         p.cx, p.cy = sx, sy
         p.part_off = (0.0, 0.0)
         self._pin_measure(p, blob, x0, y0, None)
@@ -1469,15 +1467,13 @@ class Tracker:
         """The blob of pin ``p`` reaches a ball (its masked disk) or another pin's place, on the
         side it grew towards (``moving``: only a pin on the move, not a ball nor a pin confirmed
         in place)."""
-        bx0, bx1, by0, by1 = blob[K.B_X0] + x0, blob[K.B_X1] + x0, blob[K.B_Y0] + y0, blob[K.B_Y1] + y0
         dx, dy = blob[K.B_CX] + x0 - p.cx, blob[K.B_CY] + y0 - p.cy
         d = math.hypot(dx, dy)
         near = [] if moving else [(b.meas[0], b.meas[1], b.radius + 3.0) for b in self.balls if b.found]
         near += [(o.cx, o.cy, max(o.half_extent, self._pin_r[o.index]) + 1.0) for o in self.pins
                  if o is not p and not math.isnan(o.cx) and o.state != PinState.ABSENT and not (moving and o.tight)]
         for nx, ny, r in near:
-            gap = math.hypot(max(bx0 - nx, 0.0, nx - bx1), max(by0 - ny, 0.0, ny - by1))
-            if gap > r:
+            if _box_gap(blob, x0, y0, nx, ny) > r:
                 continue
             ex, ey = nx - p.cx, ny - p.cy
             if d < 0.5 or (ex * dx + ey * dy) > 0.5 * math.hypot(ex, ey) * d:
@@ -2121,6 +2117,12 @@ class _History:
                 new[: self.n] = old[: self.n]
                 setattr(self, name, new)
         return self.n
+
+
+def _box_gap(blob: np.ndarray, x0: float, y0: float, x: float, y: float) -> float:
+    """Distance (px) from (x, y) to the bounding box of ``blob`` (window origin x0, y0); 0 inside."""
+    bx0, bx1, by0, by1 = blob[K.B_X0] + x0, blob[K.B_X1] + x0, blob[K.B_Y0] + y0, blob[K.B_Y1] + y0
+    return math.hypot(max(bx0 - x, 0.0, x - bx1), max(by0 - y, 0.0, y - by1))
 
 
 def _drift(pts: list) -> float:
