@@ -86,3 +86,53 @@ def test_a_reader_given_the_probe_of_its_file_does_not_probe_again(tmp_path, mon
     # another file's probe is not taken for this one
     assert video.VideoReader(tmp_path / "b.mp4", info=info).info.path.endswith("b.mp4")
     assert len(calls) == 1
+
+
+def _ramp_video(path, n=6):
+    import numpy as np
+
+    import vision_ref.video as video
+
+    frames = [np.full((16, 24, 3), 30 * i, np.uint8) for i in range(n)]
+    video.write_video(path, frames, 30.0, crf=0, preset="ultrafast")
+    return path
+
+
+def test_frames_read_into_a_ring_of_buffers_are_the_frames_read_fresh(tmp_path):
+    import numpy as np
+
+    from vision_ref.video import VideoReader
+
+    path = _ramp_video(tmp_path / "a.mp4")
+    fresh = [(f.y.copy(), f.uv.copy()) for f in VideoReader(path, mode="yuv")]
+    seen = []
+    ring = VideoReader(path, mode="yuv", reuse_buffers=2)
+    for f in ring:
+        seen.append((f, f.y.copy(), f.uv.copy()))
+    assert len(seen) == len(fresh) == 6 and ring.error is None
+    for (f, y, uv), (y0, uv0) in zip(seen, fresh):
+        assert np.array_equal(y, y0) and np.array_equal(uv, uv0)
+    # the ring is reused: a frame kept past two more frames shows a later frame's pixels
+    assert np.array_equal(seen[0][0].y, fresh[4][0])
+
+
+@pytest.mark.parametrize("n", [-1, 1])
+def test_a_ring_of_fewer_than_two_buffers_is_refused(tmp_path, n):
+    from vision_ref.errors import VideoError
+    from vision_ref.video import VideoReader
+
+    with pytest.raises(VideoError, match="reuse_buffers must be 0 .off. or at least 2"):
+        VideoReader(_ramp_video(tmp_path / "a.mp4"), reuse_buffers=n)
+
+
+def test_a_decoder_started_early_gives_every_frame_and_one_never_read_is_stopped(tmp_path):
+    from vision_ref.video import VideoReader
+
+    path = _ramp_video(tmp_path / "a.mp4")
+    r = VideoReader(path, mode="yuv").start()
+    assert sum(1 for _ in r) == 6 and r.error is None
+    r2 = VideoReader(path).start()
+    proc = r2._pending[0]
+    r2.close()
+    assert proc.poll() is not None and r2._pending is None
+    assert sum(1 for _ in r2) == 6  # closed before reading: a later iteration starts afresh

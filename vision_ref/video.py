@@ -369,7 +369,7 @@ class VideoReader:
     """
 
     def __init__(self, path: str | os.PathLike, mode: str = "bgr", strict: bool = True,
-                 info: VideoInfo | None = None):
+                 info: VideoInfo | None = None, reuse_buffers: int = 0):
         if mode not in ("bgr", "yuv"):
             raise VideoError(f"reader mode must be 'bgr' or 'yuv', got {mode!r}")
         # a caller that probed already passes what it found (each probe runs ffmpeg)
@@ -377,6 +377,13 @@ class VideoReader:
         self.path = Path(path)
         self.mode = mode
         self.strict = strict
+        # reuse_buffers=N: frames are decoded into a ring of N buffers, so the frame
+        # yielded N frames ago is overwritten: for a consumer that keeps no frame
+        # (the tracker copies what it keeps). Saves a fresh allocation, and its page
+        # faults, per frame.
+        if reuse_buffers < 0 or reuse_buffers == 1:
+            raise VideoError(f"reuse_buffers must be 0 (off) or at least 2, got {reuse_buffers}")
+        self.reuse_buffers = int(reuse_buffers)
         self.width, self.height, self.fps = self.info.width, self.info.height, self.info.fps
         if mode == "yuv" and (self.width % 2 or self.height % 2):
             raise VideoError(f"{self.path}: yuv mode needs an even frame size, got {self.width}x{self.height}")
@@ -388,6 +395,7 @@ class VideoReader:
         self.error: VideoError | None = None
         self.timestamp_note: str | None = None
         self._count: int | None = None
+        self._pending = None  # a decoder started ahead of iteration (start())
 
     @property
     def frame_count(self) -> int:
@@ -417,25 +425,59 @@ class VideoReader:
             return int(ts[-1] + round((i - len(ts) + 1) * 1e9 / self.fps))
         return int(round(i * 1e9 / self.fps))
 
-    def __iter__(self) -> Iterator[Frame]:
+    def start(self) -> "VideoReader":
+        """Start the decoder now (iterating starts it otherwise): a caller with set-up
+        work of its own does it while ffmpeg opens the file and decodes the first
+        frames (some 30 ms of waiting per file at 728x544)."""
+        if self._pending is None:
+            self._pending = self._spawn()
+        return self
+
+    def close(self) -> None:
+        """Stop a decoder started by start() that was never iterated."""
+        if self._pending is not None:
+            proc, err = self._pending
+            self._pending = None
+            proc.stdout.close()
+            proc.kill()
+            proc.wait()
+            err.close()
+
+    def _spawn(self):
         w, h = self.width, self.height
         pix = "bgr24" if self.mode == "bgr" else "nv12"
-        size = w * h * 3 if self.mode == "bgr" else w * h * 3 // 2
         cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-v", "error", *_SWS, "-i", str(self.path),
                "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", pix, "-fps_mode", "passthrough", "-"]
         err = tempfile.TemporaryFile()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, bufsize=0)
-        _widen_pipe(proc.stdout, size)
+        _widen_pipe(proc.stdout, self._frame_bytes())
+        return proc, err
+
+    def _frame_bytes(self) -> int:
+        w, h = self.width, self.height
+        return w * h * 3 if self.mode == "bgr" else w * h * 3 // 2
+
+    def __iter__(self) -> Iterator[Frame]:
+        w, h = self.width, self.height
+        size = self._frame_bytes()
+        proc, err = self._pending if self._pending is not None else self._spawn()
+        self._pending = None
         self.frames_read = 0
         self.error = None
         partial = 0
+        ring = [np.empty(size, np.uint8) for _ in range(self.reuse_buffers)]
         try:
             while True:
-                buf = _read_exact(proc.stdout, size)
-                if len(buf) < size:
-                    partial = len(buf)
+                if ring:
+                    arr = ring[self.frames_read % len(ring)]
+                    got = _read_into(proc.stdout, arr)
+                else:
+                    buf = _read_exact(proc.stdout, size)
+                    got = len(buf)
+                    arr = np.frombuffer(buf, np.uint8) if got == size else None
+                if got < size:
+                    partial = got
                     break
-                arr = np.frombuffer(buf, np.uint8)
                 i = self.frames_read
                 if self.mode == "bgr":
                     frame = Frame(i, self._timestamp(i), bgr=arr.reshape(h, w, 3))
@@ -505,6 +547,17 @@ def _read_exact(stream, n: int) -> bytes:
         chunks.append(b)
         got += len(b)
     return b"".join(chunks)
+
+
+def _read_into(stream, arr: np.ndarray) -> int:
+    view = memoryview(arr).cast("B")
+    got, n = 0, len(view)
+    while got < n:
+        k = stream.readinto(view[got:])
+        if not k:
+            break
+        got += k
+    return got
 
 
 def write_video(path: str | os.PathLike, frames, fps: float, crf: int = 23, timestamps_ns=None, preset: str = "medium") -> Path:

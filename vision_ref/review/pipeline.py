@@ -464,7 +464,7 @@ def review_video(
     # YUV420 straight from the decoder: the tracker's native input (no colour conversion)
     info = probe(path)  # a missing / empty / non-video file fails here
     reader = VideoReader(path, mode="yuv" if info.width % 2 == 0 and info.height % 2 == 0 else "bgr", strict=False,
-                         info=info)
+                         info=info, reuse_buffers=3)
     profile = _load_profile(calibration) if calibration is not None else None
     notes: list[str] = []
     if profile is not None:
@@ -489,7 +489,12 @@ def review_video(
 
     # ---- decode + track -------------------------------------------------------------
     t0 = time.perf_counter()
-    tracker = Tracker(profile, reader.fps, exposure_s=exposure_s)
+    reader.start()  # the decoder opens the file while the tracker is set up
+    try:
+        tracker = Tracker(profile, reader.fps, exposure_s=exposure_s)
+    except BaseException:
+        reader.close()
+        raise
     drops = DropDetector(reader.fps) if reader.timestamps_ns is not None else None
     sensor_index: list[int] = []  # file frame number -> sensor frame index
     bar = Progress("tracking", reader.expected_frames, progress)
