@@ -78,6 +78,7 @@ def compare_shot(pred: dict | None, truth: dict, shot) -> dict:
     out["order_exact"] = c.order_ok
     if c.order_ok:
         out["dt"] = list(c.time_errors)
+        out["dt_signed"] = {k: list(v) for k, v in c.time_bias_by_kind.items()}
     out["pins_attributed"] = c.pins_confident
     out["pins_right"] = c.pins_right
     out["pins_root_right"] = c.pins_root_right
@@ -404,6 +405,19 @@ def main(argv=None) -> int:
           f"{med_ms:.2f} ms = {med_fr:.3f} frame (frame-quantised baseline 0.5 frame); pins knocked {pins}: "
           f"attributed {pins_att}, right {pins_right} (root ball right {pins_root}), doubted {pins_doubted}; calls agree {agree}/{n}, silent wrong {silent} "
           f"(wrong without a doubt event {no_doubt}; shots with a point to check {checked})")
+    # where the time error comes from: the median error and the median bias (inferred -
+    # truth) of each kind of contact at each frame rate, in frames
+    parts = []
+    for fps_k in sorted({r["fps"] for r in rows}):
+        by_kind: dict[str, list[float]] = {}
+        for r in rows:
+            if r["fps"] == fps_k:
+                for kind, v in (r.get("dt_signed") or {}).items():
+                    by_kind.setdefault(kind, []).extend(x * fps_k for x in v)
+        parts += [f"{kind}@{fps_k:g} {statistics.median(abs(x) for x in v):.3f} ({statistics.median(v):+.3f}, n={len(v)})"
+                  for kind, v in sorted(by_kind.items())]
+    if parts:
+        print("contact time error by kind, median |error| (median bias) in frames: " + "; ".join(parts))
     ideal = [r["ideal"] for r in rows]
     i_order = sum(r["order_exact"] for r in ideal)
     i_agree = sum(r["agree"] for r in ideal)

@@ -24,3 +24,18 @@ def test_whites_are_paired_by_where_they_start():
     assert c.order_ok and c.pins_right == 1
     # already paired: unchanged
     assert align_whites(truth, truth) is truth
+
+
+def test_time_errors_keep_their_sign_by_kind():
+    truth = _rec((100.0, 0.0), (-300.0, 50.0), [{"t": 0.1, "type": "ball_ball", "a": "cue", "b": "white1"},
+                                               {"t": 0.2, "type": "cushion", "ball": "cue", "cushion": "left"},
+                                               {"t": 0.3, "type": "cushion", "ball": "white1", "cushion": "foot"}])
+    inferred = copy.deepcopy(truth)
+    inferred["events"][0]["t"] = 0.101  # late
+    inferred["events"][1]["t"] = 0.198  # early
+    inferred["events"][2]["t"] = 0.3005
+    c = compare(inferred, truth)
+    assert c.order_ok
+    assert sorted(round(x, 6) for x in c.time_bias_by_kind["cushion"]) == [-0.002, 0.0005]
+    assert [round(x, 6) for x in c.time_bias_by_kind["ball_ball"]] == [0.001]
+    assert sorted(round(x, 6) for x in c.time_errors_by_kind["cushion"]) == [0.0005, 0.002]

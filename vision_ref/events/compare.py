@@ -36,6 +36,7 @@ class Comparison:
     order_ok: bool
     time_errors: list[float] = field(default_factory=list)  # seconds, matched contacts
     time_errors_by_kind: dict[str, list[float]] = field(default_factory=dict)
+    time_bias_by_kind: dict[str, list[float]] = field(default_factory=dict)  # inferred - truth, seconds
     pins_total: int = 0  # truth pin knocks (first knock of each pin) matched by the inference
     pins_confident: int = 0  # inferred as pin_hit (not doubt)
     pins_right: int = 0  # confident and the knocker equals the truth's
@@ -119,13 +120,15 @@ def compare(inferred: dict, truth: dict) -> Comparison:
         for _ in range(len(a) - len(b)):
             cmp.extra.append(k)
         for j, (ei, et) in enumerate(zip(a, b)):
-            err = abs(float(ei["t"]) - float(et["t"]))
+            signed = float(ei["t"]) - float(et["t"])
+            err = abs(signed)
             kind = k[0]
             if kind == "pin":
                 by = et.get("exact_by", et.get("by"))
                 kind = "pin_by_ball" if by in BALL_IDS else "pin_by_pin"
             cmp.time_errors.append(err)
             cmp.time_errors_by_kind.setdefault(kind, []).append(err)
+            cmp.time_bias_by_kind.setdefault(kind, []).append(signed)
             if k[0] != "pin":
                 continue
             truth_by = et.get("exact_by", et.get("by"))
