@@ -642,6 +642,37 @@ def test_still_patch_kernels_match_twin(seed, mode):
     assert changed(mode, frame_args(red, mode), y0, x0, h, w, ref_grey, cap) >= 20
 
 
+@pytest.mark.parametrize("seed", [23, 24])
+@pytest.mark.parametrize("mode", [K.MODE_BGR, K.MODE_YUV])
+def test_batched_still_check_matches_the_twin_per_object(seed, mode):
+    """still_patches_changed answers, for each active object, what the twin says for it
+    alone; inactive rows are left as they were."""
+    fr, _, _, _, rng = scene(seed)
+    n_obj = 6
+    refs = np.zeros((n_obj, 64, 64, 3), np.uint8)
+    boxes = np.zeros((n_obj, 10))
+    active = np.zeros(n_obj, np.bool_)
+    for k in range(n_obj):
+        h, w = int(rng.integers(8, 30)), int(rng.integers(8, 30))
+        y0, x0 = int(rng.integers(0, fr.shape[0] - h)), int(rng.integers(0, fr.shape[1] - w))
+        K.still_patch_grab(mode, *frame_args(fr, mode), y0, x0, h, w, refs[k])
+        ang = rng.uniform(0, math.pi)
+        boxes[k] = (x0, y0, w, h, rng.uniform(2, w - 2), rng.uniform(2, h - 2), math.cos(ang), math.sin(ang),
+                    rng.uniform(0, 5), rng.uniform(2, 6))
+        active[k] = k != 2
+    moved = fr.copy()
+    moved[:, 3:] = fr[:, :-3]
+    args = frame_args(moved, mode)
+    out = np.full((n_obj, 2), -7, np.int64)
+    K.still_patches_changed(mode, *args, boxes, active, refs, 24.0, out)
+    for k in range(n_obj):
+        if not active[k]:
+            assert tuple(out[k]) == (-7, -7)
+            continue
+        x0, y0, w, h = (int(v) for v in boxes[k, :4])
+        assert tuple(out[k]) == py_patch_changed(mode, *args, y0, x0, h, w, refs[k], 24.0, *boxes[k, 4:])
+
+
 def py_pack_background(y, u, v):
     """The twin of pack_background: numpy's stack, round (half to even), clip."""
     stacked = np.stack([np.asarray(y, np.float64), np.asarray(u, np.float64), np.asarray(v, np.float64)], axis=-1)

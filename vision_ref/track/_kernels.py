@@ -1281,3 +1281,16 @@ def still_patch_changed(mode, bgr, yp, uvp, y0, x0, h, w, ref, tol, cx, cy, ux, 
                     n += 1
     out[0] = n_in
     out[1] = n
+
+
+@njit(cache=True)
+def still_patches_changed(mode, bgr, yp, uvp, boxes, active, refs, tol, out):
+    """still_patch_changed for every object whose ``active[k]`` is set, in one call (the
+    tracker checks the resting objects every frame; one call instead of one each saves
+    their dispatch). ``boxes[k]`` = (x0, y0, w, h, cx, cy, ux, uy, hl, rad), ``refs[k]``
+    the object's reference, ``out[k]`` its (footprint pixels, changed pixels)."""
+    for k in range(boxes.shape[0]):
+        if active[k]:
+            b = boxes[k]
+            still_patch_changed(mode, bgr, yp, uvp, int(b[1]), int(b[0]), int(b[3]), int(b[2]), refs[k], tol,
+                                b[4], b[5], b[6], b[7], b[8], b[9], out[k])

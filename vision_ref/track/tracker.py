@@ -310,6 +310,12 @@ class Tracker:
         self._still_ref = np.zeros((N_BALLS + N_PINS, STILL_MAX, STILL_MAX, 3), np.uint8)
         self._still_out = np.zeros(2, np.int64)
         self._still_box: list[tuple | None] = [None] * (N_BALLS + N_PINS)
+        # the boxes as one array for the frame's batched check (_still_batch), which answers
+        # for the boxes held when the frame came in (a box taken later is checked alone)
+        self._still_boxes = np.zeros((N_BALLS + N_PINS, 10))
+        self._still_active = np.zeros(N_BALLS + N_PINS, np.bool_)
+        self._still_res = np.zeros((N_BALLS + N_PINS, 2), np.int64)
+        self._still_fresh = [False] * (N_BALLS + N_PINS)
         self._still_masks: list[tuple] = [()] * (N_BALLS + N_PINS)  # a pin's: ball masks over it then
         self._n_ball_masks = 0
         self.still_holds = 0  # object-frames held by an unchanged image (tests read it)
@@ -501,6 +507,7 @@ class Tracker:
         bg = self._background(mode, frame)
         self._ctx = (mode, bgr, yp, uvp, bg)
         self._dt = dt
+        self._still_batch()
         self._frame_count += 1
         self._mask_resting_pins()
         self._track_balls(dt)
@@ -514,7 +521,8 @@ class Tracker:
                 self.prm[K.P_CHROMA_NEAREST] = 1.0 if centred else 0.0
                 for b in self.balls:  # measured with the assumed siting: measure again
                     b.found = False
-                self._still_box = [None] * len(self._still_box)
+                for obj in range(len(self._still_box)):
+                    self._still_drop(obj)
                 self._mask_resting_pins()
                 self._track_balls(0.0)
         self._track_pins()
@@ -530,11 +538,15 @@ class Tracker:
         half = hl + rad + 1.0
         x0, y0, w, h = self._window(cx, cy, half)
         if not (0 < w <= STILL_MAX and 0 < h <= STILL_MAX):
-            self._still_box[obj] = None
+            self._still_drop(obj)
             return
         mode, bgr, yp, uvp, bg = self._ctx
         K.still_patch_grab(mode, bgr, yp, uvp, y0, x0, h, w, self._still_ref[obj])
-        self._still_box[obj] = (x0, y0, w, h, cx - x0, cy - y0, ux, uy, hl, rad)
+        box = (x0, y0, w, h, cx - x0, cy - y0, ux, uy, hl, rad)
+        self._still_box[obj] = box
+        self._still_boxes[obj] = box
+        self._still_active[obj] = True
+        self._still_fresh[obj] = False  # this frame's batched answer was for the old box (if any)
         self._still_masks[obj] = self._ball_masks_over(obj) if obj >= N_BALLS else ()
 
     def _ball_masks_over(self, obj: int) -> tuple:
@@ -560,22 +572,38 @@ class Tracker:
 
     def _still_drop(self, obj: int) -> None:
         self._still_box[obj] = None
+        self._still_active[obj] = False
+        self._still_fresh[obj] = False
+
+    def _still_batch(self) -> None:
+        """Check every held still image against this frame at once (see _still_unchanged)."""
+        active = self._still_active
+        if not active.any():
+            return
+        mode, bgr, yp, uvp, bg = self._ctx
+        K.still_patches_changed(mode, bgr, yp, uvp, self._still_boxes, active, self._still_ref, STILL_TOL,
+                                self._still_res)
+        self._still_fresh = active.tolist()
 
     def _still_unchanged(self, obj: int) -> bool:
         """The image around a resting object is as it was when its rest was confirmed."""
         box = self._still_box[obj]
         if box is None:
             return False
-        x0, y0, w, h, fx, fy, ux, uy, hl, rad = box
         if self._still_masks[obj] and self._ball_masks_over(obj) != self._still_masks[obj]:
-            self._still_box[obj] = None
+            self._still_drop(obj)
             return False
-        mode, bgr, yp, uvp, bg = self._ctx
-        out = self._still_out
-        K.still_patch_changed(mode, bgr, yp, uvp, y0, x0, h, w, self._still_ref[obj], STILL_TOL,
-                              fx, fy, ux, uy, hl, rad, out)
-        if out[1] >= max(STILL_PIXELS, STILL_SHARE * out[0]):
-            self._still_box[obj] = None  # something moved there: measure it (and keep a new one at rest)
+        if self._still_fresh[obj]:
+            n_in, n_changed = self._still_res[obj].tolist()
+        else:
+            x0, y0, w, h, fx, fy, ux, uy, hl, rad = box
+            mode, bgr, yp, uvp, bg = self._ctx
+            out = self._still_out
+            K.still_patch_changed(mode, bgr, yp, uvp, y0, x0, h, w, self._still_ref[obj], STILL_TOL,
+                                  fx, fy, ux, uy, hl, rad, out)
+            n_in, n_changed = out.tolist()
+        if n_changed >= max(STILL_PIXELS, STILL_SHARE * n_in):
+            self._still_drop(obj)  # something moved there: measure it (and keep a new one at rest)
             return False
         self.still_holds += 1
         return True
