@@ -196,6 +196,21 @@ def test_track_frames_lists_missing_frames_as_dropped(footage):
     assert tracks.pins["king"].angle is not None
 
 
+def test_tracking_without_the_per_frame_message_gives_the_same_tracks(footage, bgr_run):
+    """Review and the live loop read only the tracks: update(observe=False) skips the
+    Observations message and must leave every track row as it was."""
+    tr = Tracker(footage["profile"], 60.0, footage["exposure"])
+    assert all(tr.update(frame(i, f), observe=False) is None for i, f in enumerate(footage["frames"]))
+    want, got = bgr_run[0].tracks(), tr.tracks()
+    for name in BALL_IDS:
+        for field in ("xy", "vel", "state", "conf"):
+            np.testing.assert_array_equal(getattr(got.balls[name], field), getattr(want.balls[name], field))
+    for name in PIN_IDS:
+        for field in ("xy", "state", "conf", "angle"):
+            np.testing.assert_array_equal(getattr(got.pins[name], field), getattr(want.pins[name], field))
+    np.testing.assert_array_equal(got.moving, want.moving)
+
+
 @pytest.mark.parametrize(
     "make, error, words",
     [

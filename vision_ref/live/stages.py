@@ -99,7 +99,7 @@ class VisionStages:
         self._motion = False
 
     def update(self, frame: Frame) -> None:
-        self.tracker.update(frame)
+        self.tracker.update(frame, observe=False)  # the shot stage reads the tracks
         if self.tracker.table_moving:
             self._motion = True
             self._still = 0

@@ -519,7 +519,7 @@ def review_video(
                     n_dropped += gap.count
                 if idx != frame.index:
                     frame = Frame(idx, frame.timestamp_ns, y=frame.y, uv=frame.uv, bgr=frame.bgr)
-            tracker.update(frame)
+            tracker.update(frame, observe=False)  # review reads the tracks at the end
             sensor_index.append(idx)
             last_t = frame.t
             bar(len(sensor_index))
