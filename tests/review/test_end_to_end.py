@@ -135,11 +135,11 @@ def test_ctrl_c_while_tracking_still_writes_what_was_decided(clip, tmp_path, cap
     real_update = T.Tracker.update
     calls = {"n": 0}
 
-    def update(self, frame):
+    def update(self, frame, observe=True):
         calls["n"] += 1
         if calls["n"] > 140:  # after the shot has come to rest (the clip has 144 frames)
             raise KeyboardInterrupt
-        return real_update(self, frame)
+        return real_update(self, frame, observe)
 
     monkeypatch.setattr(T.Tracker, "update", update)
     rc, out = _review(tmp_path, video, prof)
