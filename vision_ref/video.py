@@ -444,7 +444,6 @@ class VideoReader:
             err.close()
 
     def _spawn(self):
-        w, h = self.width, self.height
         pix = "bgr24" if self.mode == "bgr" else "nv12"
         cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-v", "error", *_SWS, "-i", str(self.path),
                "-map", "0:v:0", "-f", "rawvideo", "-pix_fmt", pix, "-fps_mode", "passthrough", "-"]

@@ -309,9 +309,9 @@ class Tracker:
         # still-image references: balls 0..2, then pins (N_BALLS + k)
         self._still_ref = np.zeros((N_BALLS + N_PINS, STILL_MAX, STILL_MAX, 3), np.uint8)
         self._still_out = np.zeros(2, np.int64)
-        self._still_box: list[tuple | None] = [None] * (N_BALLS + N_PINS)
-        # the boxes as one array for the frame's batched check (_still_batch), which answers
-        # for the boxes held when the frame came in (a box taken later is checked alone)
+        # each held reference's box (x0, y0, w, h, cx, cy, ux, uy, hl, rad: window px) and
+        # whether one is held; one array for the frame's batched check (_still_batch), which
+        # answers for the boxes held when the frame came in (a box taken later is checked alone)
         self._still_boxes = np.zeros((N_BALLS + N_PINS, 10))
         self._still_active = np.zeros(N_BALLS + N_PINS, np.bool_)
         self._still_res = np.zeros((N_BALLS + N_PINS, 2), np.int64)
@@ -525,7 +525,7 @@ class Tracker:
                 self.prm[K.P_CHROMA_NEAREST] = 1.0 if centred else 0.0
                 for b in self.balls:  # measured with the assumed siting: measure again
                     b.found = False
-                for obj in range(len(self._still_box)):
+                for obj in range(N_BALLS + N_PINS):
                     self._still_drop(obj)
                 self._mask_resting_pins()
                 self._track_balls(0.0)
@@ -546,9 +546,7 @@ class Tracker:
             return
         mode, bgr, yp, uvp, bg = self._ctx
         K.still_patch_grab(mode, bgr, yp, uvp, y0, x0, h, w, self._still_ref[obj])
-        box = (x0, y0, w, h, cx - x0, cy - y0, ux, uy, hl, rad)
-        self._still_box[obj] = box
-        self._still_boxes[obj] = box
+        self._still_boxes[obj] = (x0, y0, w, h, cx - x0, cy - y0, ux, uy, hl, rad)
         self._still_active[obj] = True
         self._still_fresh[obj] = False  # this frame's batched answer was for the old box (if any)
         self._still_masks[obj] = self._ball_masks_over(obj) if obj >= N_BALLS else ()
@@ -575,7 +573,6 @@ class Tracker:
         self._still_take(N_BALLS + p.index, p.cx, p.cy, p.ax, p.ay, span, p.half_wid + STILL_MARGIN)
 
     def _still_drop(self, obj: int) -> None:
-        self._still_box[obj] = None
         self._still_active[obj] = False
         self._still_fresh[obj] = False
 
@@ -591,8 +588,7 @@ class Tracker:
 
     def _still_unchanged(self, obj: int) -> bool:
         """The image around a resting object is as it was when its rest was confirmed."""
-        box = self._still_box[obj]
-        if box is None:
+        if not self._still_active[obj]:
             return False
         if self._still_masks[obj] and self._ball_masks_over(obj) != self._still_masks[obj]:
             self._still_drop(obj)
@@ -600,11 +596,11 @@ class Tracker:
         if self._still_fresh[obj]:
             n_in, n_changed = self._still_res[obj].tolist()
         else:
-            x0, y0, w, h, fx, fy, ux, uy, hl, rad = box
+            x0, y0, w, h, fx, fy, ux, uy, hl, rad = self._still_boxes[obj].tolist()
             mode, bgr, yp, uvp, bg = self._ctx
             out = self._still_out
-            K.still_patch_changed(mode, bgr, yp, uvp, y0, x0, h, w, self._still_ref[obj], STILL_TOL,
-                                  fx, fy, ux, uy, hl, rad, out)
+            K.still_patch_changed(mode, bgr, yp, uvp, int(y0), int(x0), int(h), int(w), self._still_ref[obj],
+                                  STILL_TOL, fx, fy, ux, uy, hl, rad, out)
             n_in, n_changed = out.tolist()
         if n_changed >= max(STILL_PIXELS, STILL_SHARE * n_in):
             self._still_drop(obj)  # something moved there: measure it (and keep a new one at rest)
@@ -1913,7 +1909,7 @@ class Tracker:
             # so a pin creeping by less than 0.6 px per frame is re-placed when it is re-measured)
             p.stable += 1
             p.missing = 0
-            if self._still_box[N_BALLS + k] is None:
+            if not self._still_active[N_BALLS + k]:
                 self._still_take_pin(p)
             return
         first = p.state in (PinState.UNKNOWN, PinState.ABSENT) and p.missing == 0 and p.area == 0.0
