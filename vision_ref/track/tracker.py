@@ -61,6 +61,9 @@ PIN_OWN_FILL = 0.8
 PIN_HOLD_S = 0.5  # longest a standing pin's state is held while its blob looks smaller with nothing in reach
 PIN_WHOLE_AREA = 0.75  # a blob this share of a standing pin's nominal area is a pin without colour evidence
 PIN_MIN_BAND = 0.25  # band colour weight (px) that makes a smaller blob a pin
+# the fg residual where a ball's refinement weight saturates (_kernels.refine_ball): partly
+# covered rim pixels weigh what they show. Chosen on the review corpus (benchmarks/README.md)
+REFINE_FG_HI = 50.0
 MAX_WIN = 256  # largest window side (pixels)
 MAX_COMP = 256
 MAX_MASKS = 64
@@ -91,6 +94,7 @@ def default_params() -> np.ndarray:
     p = np.zeros(K.N_PRM)
     p[K.P_FG_LO] = 10.0
     p[K.P_FG_HI] = 26.0
+    p[K.P_REFINE_HI] = REFINE_FG_HI
     p[K.P_BRIGHT] = 0.6
     p[K.P_C_LO] = 16.0
     p[K.P_C_HI] = 34.0
