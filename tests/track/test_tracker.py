@@ -87,8 +87,7 @@ def yuv_run(footage):
     return run(footage, to_yuv_frame)
 
 
-def position_errors(footage, obs, prefix=""):
-    err, moving = errors(obs, footage["truth"])
+def position_errors(err, moving, prefix=""):
     return {
         f"{prefix}rest_error_mm": float(np.nanmedian(err[~moving])),
         f"{prefix}moving_error_mm": float(np.nanmedian(err[moving])),
@@ -100,12 +99,12 @@ def measured(footage, bgr_run, yuv_run):
     """The BGR frames' figures, and the same frames as YUV420 (the Pi's and a decoded video's
     layout, whose half-resolution chroma the ball refinement has to live with)."""
     tr, obs = bgr_run
-    err, _ = errors(obs, footage["truth"])
+    err, moving = errors(obs, footage["truth"])
     pin_truth = np.array([[f["pins"][p]["state"] for p in PIN_IDS] for f in footage["truth"]])
     pin_obs = np.array([o.pin_state for o in obs])
     return {
-        **position_errors(footage, obs),
-        **position_errors(footage, yuv_run[1], "yuv_"),
+        **position_errors(err, moving),
+        **position_errors(*errors(yuv_run[1], footage["truth"]), "yuv_"),
         "found_fraction": float(np.mean(~np.isnan(err))),
         "pin_state_accuracy": float(np.mean(pin_obs == pin_truth)),
     }

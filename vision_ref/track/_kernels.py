@@ -524,9 +524,9 @@ def refine_ball(mode, bgr, yp, uvp, bg, y0, x0, h, w, prm, masks, n_masks, rowbi
     each edge snapped to a pixel boundary and the centre moved with where the edges fell on
     the pixel grid; near a cushion, where every touching ball sits at the same place on the
     grid, that was a bias (H.264's chroma loses a rim row on one side and keeps a third of it
-    on the other: 0.3 px). The ball's inside still saturates (residual 60-90), so shading and
-    highlights do not move it. Review corpus at 728x544: median contact time error 0.135 ->
-    0.12x frame (benchmarks/README.md).
+    on the other: 0.3 px). The ball's inside still saturates (residual 60-90), so only its
+    darker shaded rim weighs a little less (at 1456x1088 rest error 0.088 -> 0.116 mm). Review
+    corpus at 728x544: median contact time error 0.135 -> 0.121 frame (benchmarks/README.md).
 
     Window (y0, x0, h, w) of the frame; (cx, cy) in window coordinates; ``fg`` (>= h x w)
     and ``rowbits`` (>= h int64) are scratch (``fg`` is left holding the weights read).
