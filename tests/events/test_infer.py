@@ -1123,3 +1123,46 @@ def test_a_pin_counted_down_with_another_lying_across_its_place_is_a_point_to_ch
     # beside it, as a pin fallen against it lies: not a point to check
     got = infer_shot(lying_at(0.5 * (stood + lies) + (T.pin_base_diameter + 12.0) * side), window, shooter="A")
     assert not any("lies across" in p for p in got["review"])
+
+
+def _corpus_shot(index: int, seed: int = 2026):
+    """Shot ``index`` of benchmarks/review.py's seeded random corpus (random_<seed>_<index>)."""
+    from vision_ref.sim import random_shots
+
+    rng = np.random.default_rng(seed)
+    for _ in range(index):
+        random_shots.random_shot(rng)
+    return random_shots.random_shot(rng)
+
+
+def test_a_span_is_cut_where_the_clearance_rises_between_two_dips():
+    from types import SimpleNamespace
+
+    from vision_ref.events.infer import SPLIT_RISE_MM, SPLIT_RISE_SIGMA, _split_span
+
+    sh = SimpleNamespace(sig=0.5)
+    rise = SPLIT_RISE_SIGMA * sh.sig + SPLIT_RISE_MM
+    two = [6.0, 0.5, 0.2, 1.0 + rise, 0.3, 5.0]  # touch, part by more than the noise, touch
+    assert _split_span(sh, 10, 15, lambda k: two[k - 10]) == [(10, 13), (13, 15)]
+    one = [6.0, 0.5, 0.2, rise - 0.5, 0.3, 5.0]  # a wobble within the noise: one contact
+    assert _split_span(sh, 10, 15, lambda k: one[k - 10]) == [(10, 15)]
+    assert _split_span(sh, 3, 5, lambda k: two[k - 3]) == [(3, 5)]  # too short to hold two
+
+
+def test_a_double_kiss_a_few_frames_apart_is_two_contacts():
+    """random_2026_106 of the review corpus: the cue ball meets white2 at 2.251 s and
+    again at 2.299 s (white2 touching a cushion between), three frames at 60 fps. The two
+    stay near each other throughout, so their rows make one candidate span; both kisses
+    must be found."""
+    shot = _corpus_shot(106)
+    fps = 60.0
+    truth = onset_truth(shot.truth_record(fps), shot, fps)
+    kisses = [e["t"] for e in truth["events"] if e["type"] == "ball_ball" and {e["a"], e["b"]} == {"cue", "white2"}]
+    assert len([t for t in kisses if 2.2 < t < 2.35]) == 2
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+    (w,) = segment_shots(tracks)
+    rec = infer_shot(tracks, w, shooter="A")
+    got = [e["t"] for e in rec["events"] if e["type"] == "ball_ball" and {e["a"], e["b"]} == {"cue", "white2"}]
+    near = [t for t in got if 2.2 < t < 2.35]
+    assert len(near) == 2
+    assert all(min(abs(t - k) for k in kisses) < 0.5 / fps for t in near)

@@ -200,8 +200,8 @@ def with_confidence(record: dict, confidence: float) -> dict:
 
 def onset_truth(truth: dict, shot, fps: float | None = None) -> dict:
     """The truth record without the pin hits a camera cannot see as such: a pin touched
-    again while it is still moving (rocking, toppling, sliding) shows no new start of
-    motion, and a lying pin nudged by less than a millimetre within a frame shows
+    again while it is still moving (rocking, toppling, sliding), or within a frame
+    interval of coming to rest, shows no new start of motion, and a lying pin nudged by less than a millimetre within a frame shows
     none at all. Those hits are kept in the extra list ``hidden_hits``."""
     import numpy as np
 
@@ -214,8 +214,10 @@ def onset_truth(truth: dict, shot, fps: float | None = None) -> dict:
         if e["type"] in ("pin_hit", "doubt"):
             k = PIN_IDS.index(e["pin"])
             t = float(e["t"])
-            st = shot.pins.sample(np.array([t - 1e-6]))["state"][0, k]
-            if int(st) == int(PinState.MOVING):
+            # moving at the hit, or at any moment of the frame interval before it: no frame
+            # can show it at rest before this hit, so none shows a new start of motion
+            before = t - 1e-6 - np.linspace(0.0, 1.0, 9) / fps
+            if np.any(shot.pins.sample(before)["state"][:, k] == int(PinState.MOVING)):
                 hidden.append(e)
                 continue
             # frames after the hit: does the pin show any motion?

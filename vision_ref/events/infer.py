@@ -634,6 +634,10 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
 # shots' contact order exactly (slow last touches) and added no cushion contact; 7.0 mm
 # added three false ones
 CUSHION_GRAZE_MM = 5.5
+# a candidate span is cut in two where the clearance rises this much (noise + margin) from
+# one dip before falling as much into the next (_split_span)
+SPLIT_RISE_SIGMA = 4.0
+SPLIT_RISE_MM = 2.0
 # a resting ball moved this far with no ball contact found: a lost contact. A resting ball's
 # place is tracked to a few tenths of a mm; on the review corpus (468 clips) the balls that
 # moved 5-20 mm unexplained were 3, two of them a slow kiss the tracks lost (a wrong call)
@@ -812,21 +816,23 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
     for i, a in enumerate(BALL_IDS):
         for b in BALL_IDS[i + 1:]:
             xa, xb = sh.tracks.balls[a].xy, sh.tracks.balls[b].xy
-            for r, q in _pair_intervals(sh, a, b):
-                clear = (lambda k, xa=xa, xb=xb: float(np.hypot(*(xa[k] - xb[k]))) - 2 * sh.R)
-                t0 = _rough_time(sh, r, q, clear)
-                cands.append(_Contact("ball_ball", (a, b), t0, rows=(r, q), detail={"clear": clear}))
+            clear = (lambda k, xa=xa, xb=xb: float(np.hypot(*(xa[k] - xb[k]))) - 2 * sh.R)
+            for r0, q0 in _pair_intervals(sh, a, b):
+                for r, q in _split_span(sh, r0, q0, clear):
+                    t0 = _rough_time(sh, r, q, clear)
+                    cands.append(_Contact("ball_ball", (a, b), t0, rows=(r, q), detail={"clear": clear}))
         for c in CUSHION_IDS:
             axis, coord = sh.table.cushion_line(c)
             kx = 0 if axis == "x" else 1
             sgn = 1.0 if coord > 0 else -1.0
             bound = abs(coord) - sh.R
             xy = sh.tracks.balls[a].xy
-            for r, q in _cushion_intervals(sh, a, c):
-                clear = (lambda k, xy=xy, kx=kx, sgn=sgn, bound=bound: bound - sgn * float(xy[k, kx]))
-                t0 = _rough_time(sh, r, q, clear)
-                cands.append(_Contact("cushion", (a, c), t0, rows=(r, q),
-                                      off_table=(sh.off_row.get(a) == q), detail={"clear": clear}))
+            clear = (lambda k, xy=xy, kx=kx, sgn=sgn, bound=bound: bound - sgn * float(xy[k, kx]))
+            for r0, q0 in _cushion_intervals(sh, a, c):
+                for r, q in _split_span(sh, r0, q0, clear):
+                    t0 = _rough_time(sh, r, q, clear)
+                    cands.append(_Contact("cushion", (a, c), t0, rows=(r, q),
+                                          off_table=(sh.off_row.get(a) == q), detail={"clear": clear}))
     cands += _ball_pin_candidates(sh)
     sh.ball_pin = [c for c in cands if c.kind == "ball_pin"]
     for it in range(3):
@@ -854,6 +860,36 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
             continue
         out.append(c)
     out.sort(key=lambda c: c.t)
+    return out
+
+
+def _split_span(sh: _Shot, r: int, q: int, clearance) -> list[tuple[int, int]]:
+    """A candidate span cut where the clearance rises clearly between two dips: two
+    contacts of the same pair a few frames apart (a double kiss, a ball run along a
+    cushion touching it twice) stay near each other throughout, so their rows merge into
+    one span, and a span is timed at its first contact only."""
+    if q - r < 3:
+        return [(r, q)]
+    vals = [clearance(k) for k in range(r, q + 1)]
+    vals = [v if math.isfinite(v) else math.nan for v in vals]
+    rise = SPLIT_RISE_SIGMA * sh.sig + SPLIT_RISE_MM
+    out, start = [], r
+    lo_val, hi_j = math.inf, None  # least clearance since the last cut; the highest row after it
+    for j, v in enumerate(vals):
+        if not math.isfinite(v):
+            continue
+        if hi_j is not None and v <= vals[hi_j] - rise and vals[hi_j] - rise >= lo_val:
+            cut = r + hi_j
+            out.append((start, cut))
+            start, lo_val, hi_j = cut, v, None
+            continue
+        if v < lo_val and hi_j is None:
+            lo_val = v
+        elif v >= lo_val + rise and (hi_j is None or v > vals[hi_j]):
+            hi_j = j
+        elif hi_j is None:
+            lo_val = min(lo_val, v)
+    out.append((start, q))
     return out
 
 
