@@ -1166,3 +1166,35 @@ def test_a_double_kiss_a_few_frames_apart_is_two_contacts():
     near = [t for t in got if 2.2 < t < 2.35]
     assert len(near) == 2
     assert all(min(abs(t - k) for k in kisses) < 0.5 / fps for t in near)
+
+
+def test_lying_pins_of_a_heap_read_moving_together_with_no_ball_near_are_no_knock(pin_shot):
+    """The tracker parts a heap of lying pins anew: all read moving from the same frame,
+    each in reach of the others and no ball near any (scenario score_9_king_and_three at
+    60 fps: three doubts, a call put in doubt for nothing). None of them was moving before
+    to knock the others, so nothing is reported but warnings."""
+    from vision_ref.messages import PinState
+
+    rec, _, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    n_events = sum(e["type"] in ("pin_hit", "doubt") for e in rec["events"])
+    # two pins lying still side by side near the end of the shot, every ball far away
+    heap = None
+    for r in range(window.end_row - 12, window.strike_row, -1):
+        lying = [p for p, tr in tracks.pins.items() if np.all(tr.state[r - 20:r + 6] == int(PinState.DOWN))]
+        far = lambda xy: all(np.hypot(*(tracks.balls[b].xy[r] - xy)) > 300 for b in tracks.balls  # noqa: E731
+                             if np.all(np.isfinite(tracks.balls[b].xy[r])))
+        pairs = [(p, q) for i, p in enumerate(lying) for q in lying[i + 1:]
+                 if np.hypot(*(tracks.pins[p].xy[r] - tracks.pins[q].xy[r])) < 80
+                 and far(tracks.pins[p].xy[r]) and far(tracks.pins[q].xy[r])]
+        if pairs:
+            heap, row = pairs[0], r
+            break
+    assert heap is not None
+    for k, p in enumerate(heap):
+        tr = tracks.pins[p]
+        tr.state[row:row + 2] = int(PinState.MOVING)
+        tr.xy[row:row + 2] += (6.0, 4.0 - 8.0 * k)
+        tr.xy[row + 2:] += (3.0, 2.0 - 4.0 * k)
+    rec2 = infer_shot(tracks, window, shooter="A")
+    assert sum(e["type"] in ("pin_hit", "doubt") for e in rec2["events"]) == n_events
+    assert all(any(f"lying pin {p} shifted" in w for w in rec2["warnings"]) for p in heap)

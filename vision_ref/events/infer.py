@@ -1838,6 +1838,12 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             warnings.append(f"pin {ep.pin} reported moving again at frame {int(fi[ep.onset_row])} after "
                             f"{ep.rested_s * 1000:.0f} ms at rest: still moving from its knock")
             return
+        if cands and lying_before and _heap_shift(sh, ep, cands):
+            # lying pins of one heap all read moving from the same frame, each with only
+            # the others to blame and no ball in reach of any: the tracker parting the
+            # heap's blob anew (scenario score_9_king_and_three@60 after 3.5 s), not a
+            # knock; none of them can have set the others moving from rest
+            cands = {}
         if not cands and lying_before:
             # a lying pin shifting with nothing in reach: still sliding from its own knock,
             # or the tracker's two readings of a lying body; it is down either way, and
@@ -2012,6 +2018,26 @@ def _chain_after_entry(group_events: list[dict], group: set[str], t_hi: float) -
     late = sorted((e for e in group_events if inner(e) and e["t"] <= t_entry), key=lambda e: e["t"])
     for i, e in enumerate(late):
         e["t"] = min(t_entry + (i + 1) * 1e-6, t_hi)
+
+
+def _heap_shift(sh: _Shot, ep: _Episode, cands: dict) -> bool:
+    """Every candidate of ``ep`` is a pin whose own motion starts within a frame of it,
+    and no ball could have knocked any of them: motion with no cause from outside."""
+    if any(c in BALL_IDS for c in cands):
+        return False
+    group = [ep]
+    for c in cands:
+        mates = [e for e in sh.episodes if e.pin == c and abs(e.onset_row - ep.onset_row) <= 1]
+        if not mates:
+            return False
+        group += mates
+    for e in group:
+        for b in BALL_IDS:
+            if b in sh.off_row and sh.off_row[b] <= e.onset_row - 1:
+                continue
+            if _ball_knock_time(sh, b, e) is not None:
+                return False
+    return True
 
 
 def _balls_in_reach(sh: _Shot, ep: _Episode, t: float, exclude: str) -> list[str]:
