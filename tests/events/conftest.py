@@ -64,3 +64,13 @@ def concat_tracks(a: Tracks, b: Tracks, moved: dict | None = None, hand_rows: in
                   moving=np.concatenate([a.moving, np.zeros(n_h, dtype=bool), b.moving]),
                   dropped=np.concatenate([a.dropped, b.dropped + a.frame_index[-1] + n_h + 1]), fps=a.fps,
                   exposure_s=a.exposure_s, position_noise_mm=a.position_noise_mm)
+
+
+def corpus_shot(index: int, seed: int = 2026):
+    """Shot ``index`` of benchmarks/review.py's seeded random corpus (random_<seed>_<index>)."""
+    from vision_ref.sim import random_shots
+
+    rng = np.random.default_rng(seed)
+    for _ in range(index):
+        random_shots.random_shot(rng)
+    return random_shots.random_shot(rng)

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.events.conftest import rephase
+from tests.events.conftest import corpus_shot, rephase
 from vision_ref.errors import ContractError
 from vision_ref.events.baseline import frame_level_events
 from vision_ref.events.compare import compare, onset_truth
@@ -1125,16 +1125,6 @@ def test_a_pin_counted_down_with_another_lying_across_its_place_is_a_point_to_ch
     assert not any("lies across" in p for p in got["review"])
 
 
-def _corpus_shot(index: int, seed: int = 2026):
-    """Shot ``index`` of benchmarks/review.py's seeded random corpus (random_<seed>_<index>)."""
-    from vision_ref.sim import random_shots
-
-    rng = np.random.default_rng(seed)
-    for _ in range(index):
-        random_shots.random_shot(rng)
-    return random_shots.random_shot(rng)
-
-
 def test_a_span_is_cut_where_the_clearance_rises_between_two_dips():
     from types import SimpleNamespace
 
@@ -1154,7 +1144,7 @@ def test_a_double_kiss_a_few_frames_apart_is_two_contacts():
     again at 2.299 s (white2 touching a cushion between), three frames at 60 fps. The two
     stay near each other throughout, so their rows make one candidate span; both kisses
     must be found."""
-    shot = _corpus_shot(106)
+    shot = corpus_shot(106)
     fps = 60.0
     truth = onset_truth(shot.truth_record(fps), shot, fps)
     kisses = [e["t"] for e in truth["events"] if e["type"] == "ball_ball" and {e["a"], e["b"]} == {"cue", "white2"}]
