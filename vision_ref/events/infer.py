@@ -870,25 +870,23 @@ def _split_span(sh: _Shot, r: int, q: int, clearance) -> list[tuple[int, int]]:
     one span, and a span is timed at its first contact only."""
     if q - r < 3:
         return [(r, q)]
-    vals = [clearance(k) for k in range(r, q + 1)]
-    vals = [v if math.isfinite(v) else math.nan for v in vals]
     rise = SPLIT_RISE_SIGMA * sh.sig + SPLIT_RISE_MM
     out, start = [], r
-    lo_val, hi_j = math.inf, None  # least clearance since the last cut; the highest row after it
-    for j, v in enumerate(vals):
+    low, peak = math.inf, None  # least clearance since the last cut; then (row, value) of the highest
+    for k in range(r, q + 1):
+        v = clearance(k)
         if not math.isfinite(v):
             continue
-        if hi_j is not None and v <= vals[hi_j] - rise and vals[hi_j] - rise >= lo_val:
-            cut = r + hi_j
-            out.append((start, cut))
-            start, lo_val, hi_j = cut, v, None
-            continue
-        if v < lo_val and hi_j is None:
-            lo_val = v
-        elif v >= lo_val + rise and (hi_j is None or v > vals[hi_j]):
-            hi_j = j
-        elif hi_j is None:
-            lo_val = min(lo_val, v)
+        if peak is None:
+            if v < low:
+                low = v
+            elif v >= low + rise:
+                peak = (k, v)
+        elif v <= peak[1] - rise:
+            out.append((start, peak[0]))
+            start, low, peak = peak[0], v, None
+        elif v > peak[1]:
+            peak = (k, v)
     out.append((start, q))
     return out
 
@@ -1756,13 +1754,9 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
     def one(ep: _Episode) -> None:
         cands: dict[str, tuple[float, float, np.ndarray | None]] = {}
         miss_like: dict[str, float] = {}
-        for b in BALL_IDS:
-            if b in sh.off_row and sh.off_row[b] <= ep.onset_row - 1:
-                continue
-            res = _ball_knock_time(sh, b, ep)
-            if res is not None:
-                cands[b] = res[:3]
-                miss_like[b] = res[3]
+        for b, res in _ball_knocks(sh, ep).items():
+            cands[b] = res[:3]
+            miss_like[b] = res[3]
         stale: set[str] = set()
         for k, (k_onset, base0, k_lying, k_row) in started.items():
             if k == ep.pin or k_onset >= ep.t_hi or not _pin_in_motion(sh, k, ep.onset_row):
@@ -2020,24 +2014,31 @@ def _chain_after_entry(group_events: list[dict], group: set[str], t_hi: float) -
         e["t"] = min(t_entry + (i + 1) * 1e-6, t_hi)
 
 
+def _ball_knocks(sh: _Shot, ep: _Episode) -> dict[str, tuple]:
+    """Ball -> its knock of ``ep``'s pin (``_ball_knock_time``), for the balls still on the
+    table whose path can have knocked it."""
+    out = {}
+    for b in BALL_IDS:
+        if b in sh.off_row and sh.off_row[b] <= ep.onset_row - 1:
+            continue
+        res = _ball_knock_time(sh, b, ep)
+        if res is not None:
+            out[b] = res
+    return out
+
+
 def _heap_shift(sh: _Shot, ep: _Episode, cands: dict) -> bool:
     """Every candidate of ``ep`` is a pin whose own motion starts within a frame of it,
     and no ball could have knocked any of them: motion with no cause from outside."""
     if any(c in BALL_IDS for c in cands):
-        return False
-    group = [ep]
+        return False  # (ep's own ball knocks are among its candidates: none here)
+    mates = []
     for c in cands:
-        mates = [e for e in sh.episodes if e.pin == c and abs(e.onset_row - ep.onset_row) <= 1]
-        if not mates:
+        mine = [e for e in sh.episodes if e.pin == c and abs(e.onset_row - ep.onset_row) <= 1]
+        if not mine:
             return False
-        group += mates
-    for e in group:
-        for b in BALL_IDS:
-            if b in sh.off_row and sh.off_row[b] <= e.onset_row - 1:
-                continue
-            if _ball_knock_time(sh, b, e) is not None:
-                return False
-    return True
+        mates += mine
+    return not any(_ball_knocks(sh, e) for e in mates)
 
 
 def _balls_in_reach(sh: _Shot, ep: _Episode, t: float, exclude: str) -> list[str]:
