@@ -1188,3 +1188,23 @@ def test_lying_pins_of_a_heap_read_moving_together_with_no_ball_near_are_no_knoc
     rec2 = infer_shot(tracks, window, shooter="A")
     assert sum(e["type"] in ("pin_hit", "doubt") for e in rec2["events"]) == n_events
     assert all(any(f"lying pin {p} shifted" in w for w in rec2["warnings"]) for p in heap)
+
+
+def test_ball_kissed_into_the_cushion_it_lay_near():
+    """random_2026_139@120: white2, resting near the head cushion, is kissed into it and
+    bounces 10 ms later (less than two frames). The path fitted before the cushion is
+    the rest before the kiss, which never nears the cushion; the row between the two
+    contacts shows the approach, and the cushion contact is reported after the kiss."""
+    shot = corpus_shot(139)
+    fps = 120.0
+    truth = onset_truth(shot.truth_record(fps), shot, fps)
+    (kiss,) = [e["t"] for e in truth["events"] if e["type"] == "ball_ball" and e["t"] < 0.3]
+    (bounce,) = [e["t"] for e in truth["events"] if e["type"] == "cushion" and e["ball"] == "white2"
+                 and e["cushion"] == "head" and e["t"] < 0.3]
+    assert 0.0 < bounce - kiss < 2.0 / fps
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+    (w,) = segment_shots(tracks)
+    rec = infer_shot(tracks, w, shooter="A")
+    got = [e for e in rec["events"] if e["t"] < 0.25 and e["type"] in ("ball_ball", "cushion")]
+    assert [(e["type"], e.get("ball")) for e in got] == [("ball_ball", None), ("cushion", "white2")]
+    assert abs(got[1]["t"] - bounce) < 1.0 / fps

@@ -1216,6 +1216,12 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
             # that contact: struck from rest into a cushion within a frame or two,
             # the row between exposed too near the contact to be fitted)
             pass
+        elif _break_between(sh, ball, float(sh.t[int(max(f.rows))]), res[0], own):
+            # the fit is of the path before another contact a frame or so earlier (a
+            # ball kissed into a cushion it lay near, random_2026_139@120): judge the
+            # approach by the rows between that contact and this one
+            if not _nears_after_break(sh, ball, f, res[0], k, sgn, own):
+                res = None
         elif f.deg == 0:
             res = None  # at rest before: the ball left the cushion, it did not hit it
         else:
@@ -1232,6 +1238,22 @@ def _break_between(sh: _Shot, ball: str, ta: float, tb: float, own: tuple) -> bo
     """Another contact of ``ball`` (a break, not one of ``own``, or its strike) between ta and tb."""
     brk = sh.other_breaks(ball, own) + ([sh.w.strike_t] if ball == sh.w.struck else [])
     return any(ta < x < tb for x in brk)
+
+
+def _nears_after_break(sh: _Shot, ball: str, f: PathFit, t: float, k: int, sgn: float, own: tuple) -> bool:
+    """Between the last other contact of ``ball`` before ``t`` and ``t`` the ball is
+    seen nearer the cushion (axis ``k``, outward sign ``sgn``) than the fit ``f`` of its
+    path before that contact puts it then, or not seen at all (nothing to go by)."""
+    brk = max(x for x in sh.other_breaks(ball, own) + ([sh.w.strike_t] if ball == sh.w.struck else [])
+              if float(sh.t[int(max(f.rows))]) < x < t)
+    p0 = float(f.pos(brk)[k])
+    tr = sh.tracks.balls[ball]
+    rows = [r for r in range(sh.r0, sh.r1 + 1)
+            if sh.valid[ball][r] and brk < sh.t[r] and sh.t[r] + sh.exp <= t]
+    if not rows:
+        return True
+    noise = 3.0 * math.sqrt(sh.sig ** 2 + max(float(f.var(brk)), 0.0))
+    return any(sgn * (float(tr.xy[r, k]) - p0) > noise for r in rows)
 
 
 def _creeps_to_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float):
