@@ -1208,3 +1208,49 @@ def test_ball_kissed_into_the_cushion_it_lay_near():
     got = [e for e in rec["events"] if e["t"] < 0.25 and e["type"] in ("ball_ball", "cushion")]
     assert [(e["type"], e.get("ball")) for e in got] == [("ball_ball", None), ("cushion", "white2")]
     assert abs(got[1]["t"] - bounce) < 1.0 / fps
+
+
+def test_a_ball_creeping_into_a_cushion_and_back_is_a_contact():
+    """random_2026_199: at the end of its run the cue ball creeps into the right cushion
+    at 24 mm/s and comes back out at 13 mm/s, to rest 1.7 mm off it. Too slow a kink for
+    the contact fits; the clearance falls, then rises, and the two lines meet at the
+    cushion. A ball that only rolls to rest near a cushion shows no such turn."""
+    shot = corpus_shot(199)
+    for fps in (60.0, 120.0):
+        truth = onset_truth(shot.truth_record(fps), shot, fps)
+        (creep,) = [e["t"] for e in truth["events"] if e["type"] == "cushion" and e["cushion"] == "right"]
+        tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+        (w,) = segment_shots(tracks)
+        rec = infer_shot(tracks, w, shooter="A")
+        got = [e["t"] for e in rec["events"] if e["type"] == "cushion" and e["cushion"] == "right"]
+        assert len(got) == 1 and abs(got[0] - creep) < 3.0 / fps, (fps, got, creep)
+
+
+def test_a_slow_turn_is_a_cushion_touch_only_at_the_cushion():
+    from types import SimpleNamespace
+
+    from vision_ref.events.infer import _turns_at_cushion
+
+    fps, bound = 60.0, 679.25  # clearance = bound - y (the cushion at +y)
+    t = np.arange(0.0, 2.0, 1.0 / fps)
+    rng = np.random.default_rng(5)
+
+    def turn(clearance, breaks=()):
+        xy = np.stack([np.zeros_like(t), bound - clearance + rng.normal(0.0, 0.5, len(t))], axis=1)
+        sh = SimpleNamespace(sig=0.5, dt=1.0 / fps, tm=t, valid={"cue": np.ones(len(t), bool)},
+                             tracks=SimpleNamespace(balls={"cue": SimpleNamespace(xy=xy)}),
+                             w=SimpleNamespace(struck="white1", strike_t=0.0),
+                             other_breaks=lambda ball, own: list(breaks))
+        c = SimpleNamespace(objs=("cue", "top"), span=(30, 110), rows=None, t=1.0)
+        return _turns_at_cushion(sh, c, 1, 1.0, bound)
+
+    # in at 25 mm/s, out at 12 mm/s for 0.15 s, then at rest 1.8 mm off the cushion
+    creep = np.where(t < 1.0, 25.0 * (1.0 - t), 12.0 * np.clip(t - 1.0, 0.0, 0.15))
+    got = turn(creep)
+    assert got is not None and abs(got[0] - 1.0) < 2.0 / fps
+    # rolling to rest 1 mm off it: no turn
+    assert turn(np.maximum(1.0, 1.0 + 25.0 * (1.0 - t) * np.abs(1.0 - t))) is None
+    # a curve that turns 8 mm off the cushion: not a touch
+    assert turn(8.0 + 30.0 * np.abs(t - 1.0)) is None
+    # another contact of the ball within the rows turned it
+    assert turn(creep, breaks=(0.95,)) is None

@@ -1231,6 +1231,8 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
                 res = None
     if res is None and not c.off_table:
         res = _creeps_to_cushion(sh, c, k, sgn, bound)
+    if res is None and not c.off_table:
+        res = _turns_at_cushion(sh, c, k, sgn, bound)
     _finish(sh, c, res)
 
 
@@ -1280,6 +1282,57 @@ def _creeps_to_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float)
     if not (smooth[j] <= 2.5 and smooth[:j + 1].max() >= smooth[j] + margin and end_clear >= smooth[j] + margin):
         return None
     return float(sh.tm[rows[j]]), 2.0 * sh.dt, True
+
+
+TURN_WINDOW_S = 0.25  # each side of the closest row: long enough to measure a slow ball's approach
+
+
+def _line_slope(t: np.ndarray, h: np.ndarray, sig: float) -> tuple[float, float, float]:
+    """Least-squares line through (t, h): slope, its standard error (from the residuals,
+    never below the position noise ``sig``) and the value at t[0]... as (slope, se, h(t0))."""
+    tc = t - t.mean()
+    sxx = float(tc @ tc)
+    slope = float(tc @ (h - h.mean())) / sxx
+    resid = h - (h.mean() + slope * tc)
+    s = max(math.sqrt(float(resid @ resid) / max(len(t) - 2, 1)), sig)
+    return slope, s / math.sqrt(sxx), float(h.mean() - slope * t.mean())
+
+
+def _turns_at_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float):
+    """A ball too slow for the contact fits to see the kink (a few cm/s into the
+    cushion, random_2026_199: 24 mm/s in, 13 mm/s out, then at rest 1.7 mm off it): a
+    line through its clearance over the rows before the closest one falls, one through
+    the rows after rises, both beyond their errors, and the two lines meet at the
+    cushion. Another contact of the ball within the rows could turn it instead: then no."""
+    ball = c.objs[0]
+    tr = sh.tracks.balls[ball]
+    r, q = c.span or c.rows
+    rows = np.array([x for x in range(r, q + 1) if sh.valid[ball][x] and np.isfinite(tr.xy[x, k])])
+    if len(rows) < 7:
+        return None
+    h = bound - sgn * tr.xy[rows, k]
+    smooth = np.array([np.median(h[max(i - 1, 0):i + 2]) for i in range(len(h))])
+    j = int(np.argmin(smooth))
+    if smooth[j] > 2.5 + 2.0 * sh.sig:
+        return None
+    t = sh.tm[rows]
+    pre = (t >= t[j] - TURN_WINDOW_S) & (np.arange(len(rows)) <= j)
+    post = (t <= t[j] + TURN_WINDOW_S) & (np.arange(len(rows)) >= j)
+    if pre.sum() < 4 or post.sum() < 4:
+        return None
+    if _break_between(sh, ball, float(t[pre][0]), float(t[post][-1]), (c.t,)):
+        return None
+    v_in, se_in, a_in = _line_slope(t[pre], h[pre], sh.sig)
+    v_out, se_out, a_out = _line_slope(t[post], h[post], sh.sig)
+    if not (v_in < -3.0 * se_in and v_out > 3.0 * se_out):
+        return None
+    tc = (a_out - a_in) / (v_in - v_out)  # where the two lines meet
+    if not float(t[pre][0]) <= tc <= float(t[post][-1]):
+        return None
+    if a_in + v_in * tc > 2.5 + 2.0 * sh.sig:
+        return None  # they meet clear of the cushion: a curve, not a touch
+    sigma = max(sh.dt / 2.0, math.hypot(se_in, se_out) * TURN_WINDOW_S / max(v_out - v_in, 1e-6))
+    return float(tc), min(sigma, 2.0 * sh.dt), True
 
 
 def _rest_before_strike(sh: _Shot, ball: str) -> np.ndarray | None:
