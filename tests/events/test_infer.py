@@ -1254,3 +1254,19 @@ def test_a_slow_turn_is_a_cushion_touch_only_at_the_cushion():
     assert turn(8.0 + 30.0 * np.abs(t - 1.0)) is None
     # another contact of the ball within the rows turned it
     assert turn(creep, breaks=(0.95,)) is None
+
+
+def test_a_ball_struck_square_into_a_near_cushion_bounces_off_it():
+    """random_2026_005@60: the cue ball rests 8 mm off the head cushion and is struck
+    square into it; it bounces 14 ms later, within the first frame, and comes back along
+    the way it went in (so the rebound run backwards passes its rest place, as a ball
+    played away would). The frame after the strike shows it nearer the cushion than it
+    rested: a contact."""
+    shot = corpus_shot(5)
+    fps = 60.0
+    truth = onset_truth(shot.truth_record(fps), shot, fps)
+    assert [e["type"] for e in truth["events"]] == ["strike", "cushion"]
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+    (w,) = segment_shots(tracks)
+    rec = infer_shot(tracks, w, shooter="A")
+    assert [(e["type"], e.get("cushion")) for e in rec["events"]] == [("strike", None), ("cushion", "head")]

@@ -1200,12 +1200,16 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
     if res is not None:
         # the ball must have been travelling into the cushion before the contact
         f = sh.fit(ball, res[0] - m, "pre", own)
-        if _struck_into_cushion(sh, ball, res[0], k, sgn, bound):
+        struck_now = ball == sh.w.struck and -0.5 * sh.dt <= res[0] - sh.w.strike_t <= 2.0 * sh.dt
+        if _struck_into_cushion(sh, ball, res[0], k, sgn, bound) or (
+                struck_now and _seen_nearing(sh, ball, res[0], k, sgn)):
             # struck from near the cushion: it travelled into it within the first
-            # frame (the strike's own estimate is then late: it fitted the rebound)
+            # frame (the strike's own estimate is then late: it fitted the rebound);
+            # seen nearer the cushion than it rested, it was driven into it
+            # even when the rebound retraces the way in (random_2026_005: struck square
+            # into the head cushion 8 mm away, which no mirror test can tell)
             res = (max(res[0], sh.w.strike_t), res[1], res[2])
-        elif (ball == sh.w.struck and res[0] - sh.w.strike_t <= 2.0 * sh.dt
-              and not _seen_nearing(sh, ball, res[0], k, sgn)):
+        elif struck_now and not _seen_nearing(sh, ball, res[0], k, sgn):
             # struck, and never seen nearer the cushion than where it rested: the
             # crossing is the path after the strike run back through the blurred first
             # frames (scenario T4@120: a cue ball 12 mm off the cushion played away)
@@ -1344,13 +1348,15 @@ def _rest_before_strike(sh: _Shot, ball: str) -> np.ndarray | None:
 
 
 def _seen_nearing(sh: _Shot, ball: str, t: float, k: int, sgn: float) -> bool:
-    """The struck ball is seen, between the strike and ``t``, nearer the cushion (along
-    axis ``k``, outward sign ``sgn``) than where it rested, by more than the noise."""
+    """The struck ball is seen, between the strike and two frames after ``t``, nearer
+    the cushion (along axis ``k``, outward sign ``sgn``) than where it rested, by more
+    than the noise (a ball played away from the cushion never is; one bounced off it
+    within the first frame is still near it in the frames just after)."""
     tr = sh.tracks.balls[ball]
     p0 = _rest_before_strike(sh, ball)
     if p0 is None:
         return True  # its rest place is not known: nothing to go by
-    rows = [r for r in range(sh.w.strike_row, sh.r1 + 1) if sh.t[r] <= t and sh.valid[ball][r]]
+    rows = [r for r in range(sh.w.strike_row, sh.r1 + 1) if sh.t[r] <= t + 2.0 * sh.dt and sh.valid[ball][r]]
     return any(sgn * float(tr.xy[r, k] - p0[k]) > 3.0 * sh.sig + 0.5 for r in rows)
 
 
