@@ -1220,18 +1220,17 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
             # that contact: struck from rest into a cushion within a frame or two,
             # the row between exposed too near the contact to be fitted)
             pass
-        elif _break_between(sh, ball, float(sh.t[int(max(f.rows))]), res[0], own):
-            # the fit is of the path before another contact a frame or so earlier (a
-            # ball kissed into a cushion it lay near, random_2026_139@120): judge the
-            # approach by the rows between that contact and this one
-            if not _nears_after_break(sh, ball, f, res[0], k, sgn, own):
-                res = None
         elif f.deg == 0:
             res = None  # at rest before: the ball left the cushion, it did not hit it
         else:
             gain = sgn * float(f.pos(res[0])[k] - f.pos(f.t_first)[k])
             approach = sgn * float(f.vel(res[0])[k])
-            if not (gain > 3 * sh.sig or approach > 3 * math.sqrt(f.vel_var(res[0]))):
+            if not (gain > 3 * sh.sig or approach > 3 * math.sqrt(f.vel_var(res[0]))) and not (
+                    _break_between(sh, ball, float(sh.t[int(max(f.rows))]), res[0], own)
+                    and _nears_after_break(sh, ball, f, res[0], k, sgn, own)):
+                # not travelling into it; unless the fit is of the path before another
+                # contact a frame or so earlier (a ball kissed into a cushion it lay
+                # near, random_2026_139@120) and the rows since that contact near it
                 res = None
     if res is None and not c.off_table:
         res = _creeps_to_cushion(sh, c, k, sgn, bound)
