@@ -469,6 +469,17 @@ def test_a_knocked_pin_never_seen_again_is_down_unless_a_ball_hides_it(pin_shot)
     assert hidden["after"]["pins"]["head"]["state"] == "standing"
     assert any("pin head hidden by white2" in w for w in hidden["warnings"])
     assert "pin head hidden by white2 resting beside it at the end: check whether it stands" in hidden["review"]
+    # last seen standing 60 mm from its place (a lying pin pushed along and misread),
+    # then hidden: counted down, as any knocked pin read standing away from its place
+    far = tr.xy[window.start_row] + (0.0, 60.0)
+    tr.xy[k - 1], tr.state[k - 1] = far, int(PinState.STANDING)
+    w2.xy[window.end_row - 30:] = far + (45.0, 0.0)
+    pushed = infer_shot(tracks, window, shooter="A")
+    assert any(e["type"] == "pin_hit" and e["pin"] == "head" for e in pushed["events"])
+    assert pushed["after"]["pins"]["head"] == {"at": [round(float(x), 2) for x in far], "state": "down"}
+    assert any(p.startswith("pin head hidden by white2") for p in pushed["review"])
+    assert any(p.startswith("pin head was knocked and is reported standing") and "counted down" in p
+               for p in pushed["review"]), pushed["review"]
 
 
 def test_points_to_check_name_grazes_hidden_pins_and_pins_in_one_place():

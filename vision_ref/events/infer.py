@@ -549,6 +549,11 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             hiding = [b for b, at in after["balls"].items()
                       if at is not None and math.hypot(at[0] - xy[0], at[1] - xy[1]) <= _blur_reach(sh, p)]
             if hiding:
+                # where it was last seen, not where it stood: one last seen well away from
+                # its place is then counted down below, as a knocked pin read standing
+                # away from its place is (random_2026_086@60: a lying pin, pushed 53 mm
+                # and read standing at times, then covered by the cue ball)
+                after["pins"][p] = {**after["pins"][p], "at": [round(float(xy[0]), 2), round(float(xy[1]), 2)]}
                 warnings.append(f"pin {p} hidden by {hiding[0]} resting beside it at the end: its last seen state is used")
                 to_check.append(f"pin {p} hidden by {hiding[0]} resting beside it at the end: check whether it stands")
                 continue
