@@ -1281,3 +1281,33 @@ def test_a_ball_struck_square_into_a_near_cushion_bounces_off_it():
     (w,) = segment_shots(tracks)
     rec = infer_shot(tracks, w, shooter="A")
     assert [(e["type"], e.get("cushion")) for e in rec["events"]] == [("strike", None), ("cushion", "head")]
+
+
+def test_a_pin_seen_lying_away_then_lost_and_read_standing_is_down(pin_shot):
+    """A knocked pin seen lying well away from its place, then lost, and then read
+    standing near its place to the end (the tracker's identity gone to a neighbour or to
+    what the pin left behind, scenario Re@60): a lying pin does not get up, so it is
+    counted down where it was last seen lying, and the referee is asked to look. A pin
+    read standing again without being seen lying away stays standing."""
+    from vision_ref.messages import PinState
+
+    rec, truth, tracks, window = _infer(pin_shot, 60.0, seed=2)
+    assert rec["after"]["pins"]["head"]["state"] == "down"
+    tr = tracks.pins["head"]
+    place = np.array(rec["before"]["pins"]["head"]["at"])
+    rows = np.arange(window.strike_row, window.end_row + 1)
+    lying = [r for r in rows if int(tr.state[r]) == int(PinState.DOWN)
+             and np.hypot(*(tr.xy[r] - place)) > 0.5 * 73.5]
+    assert lying, "the head pin is seen lying away from its place"
+    r = lying[0] + 2
+    last = tr.xy[r - 1].copy()
+    tr.state[r:r + 12], tr.xy[r:r + 12] = int(PinState.ABSENT), np.nan
+    tr.state[r + 12:], tr.xy[r + 12:] = int(PinState.STANDING), place + (6.0, 8.0)
+    got = infer_shot(tracks, window, shooter="A")
+    assert got["after"]["pins"]["head"] == {"at": [round(float(x), 2) for x in last], "state": "down"}
+    assert any(p.startswith("pin head was seen lying away from its place, lost, and read standing again")
+               for p in got["review"])
+    # not lost between: read standing away from lying straight on (the tracker kept it)
+    tr.state[r:r + 12], tr.xy[r:r + 12] = int(PinState.STANDING), place + (6.0, 8.0)
+    kept = infer_shot(tracks, window, shooter="A")
+    assert not any("read standing again" in p for p in kept["review"])

@@ -560,6 +560,13 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             after["pins"][p] = {"at": [round(float(xy[0]), 2), round(float(xy[1]), 2)], "state": "down"}
             warnings.append(f"pin {p} was knocked and not seen again: counted down (off the table or hidden)")
             to_check.append(f"pin {p} was knocked and not seen again: check that it fell")
+    for p in sorted(named, key=PIN_IDS.index):
+        if after["pins"][p]["state"] == "standing" and before["pins"][p]["state"] == "standing" and (
+                away := _fell_away_and_lost(tracks, window, p, before["pins"][p]["at"], table)) is not None:
+            after["pins"][p] = {"at": [round(float(away[0]), 2), round(float(away[1]), 2)], "state": "down"}
+            warnings.append(f"pin {p} was seen lying away from its place, lost, and read standing again: counted down")
+            to_check.append(f"pin {p} was seen lying away from its place, lost, and read standing again: counted "
+                            "down; check that it lies (a lying pin does not stand up again)")
     end_angles = _end_angles(tracks, end_rows)
     for p in sorted(named, key=PIN_IDS.index):
         a, b = after["pins"][p], before["pins"][p]
@@ -2168,6 +2175,31 @@ def _last_seen(xy: np.ndarray, r0: int, row: int) -> np.ndarray | None:
     """The last position seen (finite) in rows r0..row, or None."""
     seen = np.nonzero(np.all(np.isfinite(xy[r0:row + 1]), axis=1))[0]
     return xy[r0 + int(seen[-1])] if len(seen) else None
+
+
+def _fell_away_and_lost(tracks: Tracks, window: ShotWindow, pin: str, place, table: TableSpec):
+    """Where a knocked pin read standing at the end was last seen lying, when after the
+    knock it was seen lying more than half a pin spacing from its place and then lost
+    before it is read standing again (None otherwise). A pin lying away from its place
+    does not stand up again: the standing blob found after the gap is a neighbour it
+    merged with, or what the pin left behind (scenario Re@60: the king fell 60 mm,
+    was lost for 14 frames, and a standing 'king' was found 13 mm from its spot)."""
+    tr = tracks.pins[pin]
+    rows = np.arange(window.strike_row, window.end_row + 1)
+    st = tr.state[rows].astype(int)
+    far = np.hypot(tr.xy[rows, 0] - place[0], tr.xy[rows, 1] - place[1]) > 0.5 * table.pin_spacing
+    lying = np.nonzero(np.isin(st, _PIN_LYING) & far)[0]
+    if not len(lying):
+        return None
+    unseen = np.nonzero(np.isin(st, _PIN_UNSEEN))[0]
+    unseen = unseen[unseen > lying[0]]
+    if not len(unseen):
+        return None
+    later = st[unseen[0]:]
+    if not np.any(later == int(PinState.STANDING)) or np.any(np.isin(later, _PIN_LYING)):
+        return None  # never read standing after the gap, or seen lying again (it is tracked)
+    seen = [i for i in range(unseen[0]) if np.all(np.isfinite(tr.xy[rows[i]]))]
+    return tr.xy[rows[seen[-1]]]
 
 
 def _resting_against_ball(at, balls: dict, table: TableSpec) -> bool:
