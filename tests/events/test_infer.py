@@ -1311,3 +1311,24 @@ def test_a_pin_seen_lying_away_then_lost_and_read_standing_is_down(pin_shot):
     tr.state[r:r + 12], tr.xy[r:r + 12] = int(PinState.STANDING), place + (6.0, 8.0)
     kept = infer_shot(tracks, window, shooter="A")
     assert not any("read standing again" in p for p in kept["review"])
+
+
+def test_a_ball_squeezed_between_a_ball_and_the_cushion_bounces_off_it():
+    """random_2026_106@60: the cue ball kisses white2 into the left cushion, white2
+    bounces and meets the cue ball again 48 ms later; the bounce lies between two rows
+    and no fit can time it. White2's clearance falls and rises over three rows, and the
+    only contact between them is the cue ball's second kiss, which comes from the far
+    side and so could only have driven it in: a cushion contact, placed where the
+    speeds in and out agree with a bounce."""
+    shot = corpus_shot(106)
+    fps = 60.0
+    truth = onset_truth(shot.truth_record(fps), shot, fps)
+    (bounce,) = [e["t"] for e in truth["events"] if e["type"] == "cushion" and e["ball"] == "white2"
+                 and e["cushion"] == "left" and 2.2 < e["t"] < 2.35]
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+    (w,) = segment_shots(tracks)
+    rec = infer_shot(tracks, w, shooter="A")
+    near = [(e["type"], e.get("ball")) for e in rec["events"] if 2.2 < e["t"] < 2.35]
+    assert near == [("ball_ball", None), ("cushion", "white2"), ("ball_ball", None)]
+    (got,) = [e["t"] for e in rec["events"] if e["type"] == "cushion" and 2.2 < e["t"] < 2.35]
+    assert abs(got - bounce) < 0.25 / fps

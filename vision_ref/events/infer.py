@@ -858,6 +858,11 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
                 _time_ball_ball(sh, c)
             else:
                 _time_cushion(sh, c)
+    for c in cands:
+        if c.kind == "cushion" and not c.accepted and not c.off_table:
+            res = _reversal_at_cushion(sh, c, cands)
+            if res is not None:
+                _finish(sh, c, res)
     # duplicates (one contact found from two merged spans): keep the better timed
     cands.sort(key=lambda c: c.t)
     out: list[_Contact] = []
@@ -873,6 +878,66 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
         out.append(c)
     out.sort(key=lambda c: c.t)
     return out
+
+
+def _reversal_at_cushion(sh: _Shot, c: _Contact, cands: list[_Contact]):
+    """A cushion contact between two rows only, which no fit can time (a ball squeezed
+    between a ball and the cushion: kissed, bounced, kissed again within three frames,
+    random_2026_106@60; a ball at 5 m/s that is 30 mm off the cushion on one row):
+    three rows whose clearance falls and rises again beyond the noise, and nothing else
+    that could turn the ball back between them (a kiss by a ball on the far side from
+    the cushion only drives it in). The bounce is placed where the speeds in and out
+    agree with a cushion's (out 0.3 to 1.2 times in)."""
+    ball, cushion = c.objs
+    axis, coord = sh.table.cushion_line(cushion)
+    k = 0 if axis == "x" else 1
+    sgn = 1.0 if coord > 0 else -1.0
+    bound = abs(coord) - sh.R
+    xy = sh.tracks.balls[ball].xy
+    r, q = c.span or c.rows
+    rows = [x for x in range(max(r - 1, sh.r0), min(q + 1, sh.r1) + 1) if sh.valid[ball][x] and np.all(np.isfinite(xy[x]))]
+    margin = 3.0 * math.sqrt(2.0) * sh.sig + 0.5
+    for i, j, m in zip(rows, rows[1:], rows[2:]):
+        if m - i != 2:
+            continue
+        hi, hj, hm = (bound - sgn * float(xy[x, k]) for x in (i, j, m))
+        if not (hi - hj > margin and hm - hj > margin and hj > -margin):
+            continue
+        ti, tj, tm = (float(sh.tm[x]) for x in (i, j, m))
+        if not _only_driven_in(sh, ball, k, sgn, ti, tm, cands, c):
+            continue
+        hj = max(hj, 0.0)
+        v_in, v_out = (hi - hj) / (tj - ti), (hm - hj) / (tm - tj)
+        best = None
+        for tb, vi, vo in ((tj + hj / v_in, v_in, None), (tj - hj / v_out, None, v_out)):
+            lo, hi_t = (tj, tm) if vo is None else (ti, tj)
+            if not lo <= tb <= hi_t:
+                continue
+            vi = vi if vi is not None else hi / max(tb - ti, 1e-9)
+            vo = vo if vo is not None else hm / max(tm - tb, 1e-9)
+            ratio = vo / vi
+            if 0.3 <= ratio <= 1.2 and (best is None or abs(ratio - 0.8) < abs(best[1] - 0.8)):
+                best = (tb, ratio)
+        if best is not None:
+            return best[0], sh.dt / 4.0, True
+    return None
+
+
+def _only_driven_in(sh: _Shot, ball: str, k: int, sgn: float, ta: float, tb: float,
+                    cands: list[_Contact], own: _Contact) -> bool:
+    """Every accepted contact of ``ball`` between ta and tb is a kiss by a ball further
+    from the cushion (axis ``k``, outward sign ``sgn``) than it: none turned it back."""
+    for o in cands:
+        if o is own or not o.accepted or ball not in o.objs or not ta < o.t < tb:
+            continue
+        if o.kind != "ball_ball":
+            return False
+        other = o.objs[1] if o.objs[0] == ball else o.objs[0]
+        row = int(np.clip(np.searchsorted(sh.t, o.t), sh.r0, sh.r1))
+        pa, pb = sh.tracks.balls[ball].xy[row], sh.tracks.balls[other].xy[row]
+        if not (np.all(np.isfinite(pa)) and np.all(np.isfinite(pb))) or sgn * float(pb[k] - pa[k]) >= 0.0:
+            return False
+    return True
 
 
 def _split_span(sh: _Shot, r: int, q: int, clearance) -> list[tuple[int, int]]:
