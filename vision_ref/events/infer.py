@@ -255,6 +255,9 @@ class _Shot:
             self.valid[b] = np.isin(tr.state, _ON_CLOTH) & np.all(np.isfinite(tr.xy), axis=1)
         self.moving = {b: tracks.balls[b].state == int(BallState.MOVING) for b in BALL_IDS}
         self.breaks: dict[str, list[float]] = {b: [] for b in BALL_IDS}
+        # break times that are cushion bounces: a fit never reaches across one (the path
+        # after it is the mirror image of the way in, no extrapolation of it)
+        self.bounces: dict[str, set[float]] = {b: set() for b in BALL_IDS}
         self.off_row: dict[str, int] = {}
         for b in BALL_IDS:
             st = tracks.balls[b].state
@@ -285,7 +288,7 @@ class _Shot:
         return [x for x in self.breaks[ball] if all(abs(x - o) > 1e-9 for o in own)]
 
     def _fit_rows(self, ball: str, t_ref: float, side: str, own: tuple, ignore_near: float) -> list[int]:
-        brk = [x for x in self.other_breaks(ball, own) if abs(x - t_ref) > ignore_near]
+        brk = [x for x in self.other_breaks(ball, own) if abs(x - t_ref) > ignore_near or x in self.bounces[ball]]
         if ball == self.w.struck:
             brk.append(self.w.strike_t)  # the cue's hit: a break never crossed
         eps = 1e-6
@@ -850,6 +853,7 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
     for it in range(3):
         for b in BALL_IDS:
             sh.breaks[b] = sorted(c.t for c in cands if c.accepted and b in c.objs)
+            sh.bounces[b] = {c.t for c in cands if c.accepted and c.kind == "cushion" and b in c.objs}
 
         for c in cands:
             if c.kind == "ball_pin":
