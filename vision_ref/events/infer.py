@@ -425,11 +425,15 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out]
 
 
-def _cushion_intervals(sh: _Shot, ball: str, cushion: str) -> list[tuple[int, int]]:
+def _cushion_frame(sh: _Shot, cushion: str) -> tuple[int, float, float]:
+    """A cushion as (axis k of the coordinate it bounds, outward sign, the coordinate
+    bound of a ball centre touching it): clearance = bound - sgn * xy[k]."""
     axis, coord = sh.table.cushion_line(cushion)
-    k = 0 if axis == "x" else 1
-    sgn = 1.0 if coord > 0 else -1.0
-    bound = abs(coord) - sh.R
+    return (0 if axis == "x" else 1), (1.0 if coord > 0 else -1.0), abs(coord) - sh.R
+
+
+def _cushion_intervals(sh: _Shot, ball: str, cushion: str) -> list[tuple[int, int]]:
+    k, sgn, bound = _cushion_frame(sh, cushion)
     xy = sh.tracks.balls[ball].xy
     va = sh.valid[ball]
     off = sh.off_row.get(ball)
@@ -537,7 +541,7 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
             # not seen at the end but never seen leaving: keep where it was last seen
             last = np.nonzero(sh.valid[b][: window.end_row + 1])[0]
             xy = tracks.balls[b].xy[last[-1]] if len(last) else np.array(before["balls"][b])
-            after["balls"][b] = [round(float(xy[0]), 2), round(float(xy[1]), 2)]
+            after["balls"][b] = _mm(xy)
             warnings.append(f"{b} not visible at the end of the shot: its last seen place is used")
     # a pin down at the end that no event names: it fell with no cause in view
     named = {e["pin"] for e in events if e["type"] in ("pin_hit", "doubt")}
@@ -547,8 +551,8 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
         if after["pins"][p]["state"] == "standing" and all(int(x) in _PIN_UNSEEN for x in tr.state[end_rows]):
             # knocked, then never seen again to the end: off the table (or hidden where
             # it lies); it is not standing, whatever the last state seen before the knock
-            seen = np.nonzero(np.all(np.isfinite(tr.xy[window.strike_row:window.end_row + 1]), axis=1))[0]
-            xy = tr.xy[window.strike_row + seen[-1]] if len(seen) else np.array(after["pins"][p]["at"])
+            xy = _last_seen(tr.xy, window.strike_row, window.end_row)
+            xy = np.array(after["pins"][p]["at"]) if xy is None else xy
             hiding = [b for b, at in after["balls"].items()
                       if at is not None and math.hypot(at[0] - xy[0], at[1] - xy[1]) <= _blur_reach(sh, p)]
             if hiding:
@@ -556,17 +560,17 @@ def infer_shot(tracks: Tracks, window: ShotWindow, *, shooter: str, table: Table
                 # its place is then counted down below, as a knocked pin read standing
                 # away from its place is (random_2026_086@60: a lying pin, pushed 53 mm
                 # and read standing at times, then covered by the cue ball)
-                after["pins"][p] = {**after["pins"][p], "at": [round(float(xy[0]), 2), round(float(xy[1]), 2)]}
+                after["pins"][p] = {**after["pins"][p], "at": _mm(xy)}
                 warnings.append(f"pin {p} hidden by {hiding[0]} resting beside it at the end: its last seen state is used")
                 to_check.append(f"pin {p} hidden by {hiding[0]} resting beside it at the end: check whether it stands")
                 continue
-            after["pins"][p] = {"at": [round(float(xy[0]), 2), round(float(xy[1]), 2)], "state": "down"}
+            after["pins"][p] = {"at": _mm(xy), "state": "down"}
             warnings.append(f"pin {p} was knocked and not seen again: counted down (off the table or hidden)")
             to_check.append(f"pin {p} was knocked and not seen again: check that it fell")
     for p in sorted(named, key=PIN_IDS.index):
         if after["pins"][p]["state"] == "standing" and before["pins"][p]["state"] == "standing" and (
                 away := _fell_away_and_lost(tracks, window, p, before["pins"][p]["at"], table)) is not None:
-            after["pins"][p] = {"at": [round(float(away[0]), 2), round(float(away[1]), 2)], "state": "down"}
+            after["pins"][p] = {"at": _mm(away), "state": "down"}
             warnings.append(f"pin {p} was seen lying away from its place, lost, and read standing again: counted down")
             to_check.append(f"pin {p} was seen lying away from its place, lost, and read standing again: counted "
                             "down; check that it lies (a lying pin does not stand up again)")
@@ -837,10 +841,7 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
                     t0 = _rough_time(sh, r, q, clear)
                     cands.append(_Contact("ball_ball", (a, b), t0, rows=(r, q), detail={"clear": clear}))
         for c in CUSHION_IDS:
-            axis, coord = sh.table.cushion_line(c)
-            kx = 0 if axis == "x" else 1
-            sgn = 1.0 if coord > 0 else -1.0
-            bound = abs(coord) - sh.R
+            kx, sgn, bound = _cushion_frame(sh, c)
             xy = sh.tracks.balls[a].xy
             clear = (lambda k, xy=xy, kx=kx, sgn=sgn, bound=bound: bound - sgn * float(xy[k, kx]))
             for r0, q0 in _cushion_intervals(sh, a, c):
@@ -893,13 +894,10 @@ def _reversal_at_cushion(sh: _Shot, c: _Contact, cands: list[_Contact]):
     the cushion only drives it in). The bounce is placed where the speeds in and out
     agree with a cushion's (out 0.3 to 1.2 times in)."""
     ball, cushion = c.objs
-    axis, coord = sh.table.cushion_line(cushion)
-    k = 0 if axis == "x" else 1
-    sgn = 1.0 if coord > 0 else -1.0
-    bound = abs(coord) - sh.R
+    k, sgn, bound = _cushion_frame(sh, cushion)
     xy = sh.tracks.balls[ball].xy
     r, q = c.span or c.rows
-    rows = [x for x in range(max(r - 1, sh.r0), min(q + 1, sh.r1) + 1) if sh.valid[ball][x] and np.all(np.isfinite(xy[x]))]
+    rows = [x for x in range(max(r - 1, sh.r0), min(q + 1, sh.r1) + 1) if sh.valid[ball][x]]
     margin = 3.0 * math.sqrt(2.0) * sh.sig + 0.5
     for i, j, m in zip(rows, rows[1:], rows[2:]):
         if m - i != 2:
@@ -1239,10 +1237,7 @@ def _end_touching(sh: _Shot, a: str, b: str, t: float) -> bool:
 
 def _time_cushion(sh: _Shot, c: _Contact) -> None:
     ball, cushion = c.objs
-    axis, coord = sh.table.cushion_line(cushion)
-    k = 0 if axis == "x" else 1
-    sgn = 1.0 if coord > 0 else -1.0
-    bound = abs(coord) - sh.R
+    k, sgn, bound = _cushion_frame(sh, cushion)
     lo, hi = _bracket(sh, c)
     t_ref = c.t
     if ball == sh.w.struck and t_ref <= sh.w.strike_t:
@@ -1320,18 +1315,21 @@ def _time_cushion(sh: _Shot, c: _Contact) -> None:
     _finish(sh, c, res)
 
 
+def _breaks_of(sh: _Shot, ball: str, own: tuple) -> list[float]:
+    """Times of ``ball``'s other contacts (breaks, not one of ``own``) and of its strike."""
+    return sh.other_breaks(ball, own) + ([sh.w.strike_t] if ball == sh.w.struck else [])
+
+
 def _break_between(sh: _Shot, ball: str, ta: float, tb: float, own: tuple) -> bool:
     """Another contact of ``ball`` (a break, not one of ``own``, or its strike) between ta and tb."""
-    brk = sh.other_breaks(ball, own) + ([sh.w.strike_t] if ball == sh.w.struck else [])
-    return any(ta < x < tb for x in brk)
+    return any(ta < x < tb for x in _breaks_of(sh, ball, own))
 
 
 def _nears_after_break(sh: _Shot, ball: str, f: PathFit, t: float, k: int, sgn: float, own: tuple) -> bool:
     """Between the last other contact of ``ball`` before ``t`` and ``t`` the ball is
     seen nearer the cushion (axis ``k``, outward sign ``sgn``) than the fit ``f`` of its
     path before that contact puts it then, or not seen at all (nothing to go by)."""
-    brk = max(x for x in sh.other_breaks(ball, own) + ([sh.w.strike_t] if ball == sh.w.struck else [])
-              if float(sh.t[int(max(f.rows))]) < x < t)
+    brk = max(x for x in _breaks_of(sh, ball, own) if float(sh.t[int(max(f.rows))]) < x < t)
     p0 = float(f.pos(brk)[k])
     tr = sh.tracks.balls[ball]
     rows = [r for r in range(sh.r0, sh.r1 + 1)
@@ -1340,6 +1338,11 @@ def _nears_after_break(sh: _Shot, ball: str, f: PathFit, t: float, k: int, sgn: 
         return True
     noise = 3.0 * math.sqrt(sh.sig ** 2 + max(float(f.var(brk)), 0.0))
     return any(sgn * (float(tr.xy[r, k]) - p0) > noise for r in rows)
+
+
+def _median3(v: np.ndarray) -> np.ndarray:
+    """Running median over each value and its neighbours (two at the ends)."""
+    return np.array([np.median(v[max(i - 1, 0):i + 2]) for i in range(len(v))])
 
 
 def _creeps_to_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float):
@@ -1358,7 +1361,7 @@ def _creeps_to_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float)
     if len(rows) < 5:
         return None
     raw = np.array([bound - sgn * float(tr.xy[x, k]) for x in rows])
-    smooth = np.array([np.median(raw[max(i - 1, 0):i + 2]) for i in range(len(raw))])
+    smooth = _median3(raw)
     j = int(np.argmin(smooth))
     p_end = rest_position(tr.xy, np.array(after))
     end_clear = bound - sgn * float(p_end[k])
@@ -1372,8 +1375,8 @@ TURN_WINDOW_S = 0.25  # each side of the closest row: long enough to measure a s
 
 
 def _line_slope(t: np.ndarray, h: np.ndarray, sig: float) -> tuple[float, float, float]:
-    """Least-squares line through (t, h): slope, its standard error (from the residuals,
-    never below the position noise ``sig``) and the value at t[0]... as (slope, se, h(t0))."""
+    """Least-squares line through (t, h) as (slope, its standard error from the residuals
+    never below the position noise ``sig``, the line's value at t = 0)."""
     tc = t - t.mean()
     sxx = float(tc @ tc)
     slope = float(tc @ (h - h.mean())) / sxx
@@ -1391,11 +1394,11 @@ def _turns_at_cushion(sh: _Shot, c: _Contact, k: int, sgn: float, bound: float):
     ball = c.objs[0]
     tr = sh.tracks.balls[ball]
     r, q = c.span or c.rows
-    rows = np.array([x for x in range(r, q + 1) if sh.valid[ball][x] and np.isfinite(tr.xy[x, k])])
+    rows = np.array([x for x in range(r, q + 1) if sh.valid[ball][x]])
     if len(rows) < 7:
         return None
     h = bound - sgn * tr.xy[rows, k]
-    smooth = np.array([np.median(h[max(i - 1, 0):i + 2]) for i in range(len(h))])
+    smooth = _median3(h)
     j = int(np.argmin(smooth))
     if smooth[j] > 2.5 + 2.0 * sh.sig:
         return None
@@ -2240,6 +2243,11 @@ def _nearest_of_chain(sh: _Shot, ep: _Episode, ball: str, started: dict, roots: 
     return best
 
 
+def _mm(xy) -> list[float]:
+    """A position as a record writes it (mm, to 0.01)."""
+    return [round(float(xy[0]), 2), round(float(xy[1]), 2)]
+
+
 def _last_seen(xy: np.ndarray, r0: int, row: int) -> np.ndarray | None:
     """The last position seen (finite) in rows r0..row, or None."""
     seen = np.nonzero(np.all(np.isfinite(xy[r0:row + 1]), axis=1))[0]
@@ -2267,8 +2275,7 @@ def _fell_away_and_lost(tracks: Tracks, window: ShotWindow, pin: str, place, tab
     later = st[unseen[0]:]
     if not np.any(later == int(PinState.STANDING)) or np.any(np.isin(later, _PIN_LYING)):
         return None  # never read standing after the gap, or seen lying again (it is tracked)
-    seen = [i for i in range(unseen[0]) if np.all(np.isfinite(tr.xy[rows[i]]))]
-    return tr.xy[rows[seen[-1]]]
+    return _last_seen(tr.xy, window.strike_row, window.strike_row + int(unseen[0]) - 1)
 
 
 def _resting_against_ball(at, balls: dict, table: TableSpec) -> bool:
@@ -2465,7 +2472,7 @@ def _position(sh: _Shot, rows: np.ndarray, before: bool) -> dict:
         tr = sh.tracks.balls[b]
         ok = rows[np.isin(tr.state[rows], _ON_CLOTH) & np.all(np.isfinite(tr.xy[rows]), axis=1)]
         pos = rest_position(tr.xy, ok) if len(ok) else None
-        balls[b] = None if pos is None else [round(float(pos[0]), 2), round(float(pos[1]), 2)]
+        balls[b] = None if pos is None else _mm(pos)
     pins: dict = {}
     for p in PIN_IDS:
         tr = sh.tracks.pins[p]
@@ -2478,7 +2485,7 @@ def _position(sh: _Shot, rows: np.ndarray, before: bool) -> dict:
         state = _PIN_RECORD_STATE[max(set(states), key=states.count)]
         if pos is None:
             pos = np.array(sh.table.pin_spot(p))
-        entry = {"at": [round(float(pos[0]), 2), round(float(pos[1]), 2)], "state": state}
+        entry = {"at": _mm(pos), "state": state}
         if state == "leaning":
             entry["on"] = _support(sh, p, pos, rows, balls)
         pins[p] = entry
