@@ -1334,3 +1334,37 @@ def test_a_ball_squeezed_between_a_ball_and_the_cushion_bounces_off_it():
     assert near == [("ball_ball", None), ("cushion", "white2"), ("ball_ball", None)]
     (got,) = [e["t"] for e in rec["events"] if e["type"] == "cushion" and 2.2 < e["t"] < 2.35]
     assert abs(got - bounce) < 0.25 / fps
+
+
+def test_a_graze_too_thin_to_bend_either_path_is_found_from_the_impulse_both_balls_share():
+    """random_2026_043 of the review corpus, 120 fps: at 1.91 s the cue ball grazes white2.
+    Their speeds change by 11 % and 6 %, inside each path's own noise, and the paths from
+    before run the balls into each other by a fraction of a millimetre: neither the kink
+    test nor the depth test sees it. The two changes are equal, opposite and along the
+    line of centres: a contact. With white2 rolling on unchanged there is no such pair."""
+    import vision_ref.events.infer as inf
+    from vision_ref.rules.table import DEFAULT_TABLE
+
+    shot = corpus_shot(43)
+    fps = 120.0
+    truth = onset_truth(shot.truth_record(fps), shot, fps)
+    (kiss,) = [e for e in truth["events"] if e["type"] == "ball_ball" and e["t"] > 1.5]
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+    (w,) = segment_shots(tracks)
+    rec = infer_shot(tracks, w, shooter="A")
+    got = [e for e in rec["events"] if e["type"] == "ball_ball" and e["t"] > 1.5]
+    assert len(got) == 1 and {got[0]["a"], got[0]["b"]} == {"cue", "white2"}
+    assert abs(got[0]["t"] - kiss["t"]) < 0.5 / fps
+    t = w.strike_t + kiss["t"]
+    sh = inf._Shot(tracks, w, DEFAULT_TABLE, inf.InferenceSettings())
+    assert inf._impulses_exchanged(sh, "cue", "white2", t, 0.0, (t,))
+    # white2 rolling on along its path from before the graze: one ball turned, no exchange
+    unturned = copy.deepcopy(tracks)
+    w2 = unturned.balls["white2"]
+    k = int(np.searchsorted(tracks.t, t))
+    before = slice(k - 12, k)
+    coef = np.polyfit(tracks.t[before], w2.xy[before], 2)
+    after = slice(k, k + 30)
+    w2.xy[after] = np.stack([np.polyval(coef[:, j], tracks.t[after]) for j in range(2)], axis=1)
+    sh = inf._Shot(unturned, w, DEFAULT_TABLE, inf.InferenceSettings())
+    assert not inf._impulses_exchanged(sh, "cue", "white2", t, 0.0, (t,))

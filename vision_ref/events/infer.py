@@ -1066,13 +1066,55 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
             depth_g = depth if graze_span == 2 * sh.dt else depth_within(graze_span)
             c.detail["graze"] = depth_g > -(2.0 * sd + 1.5)
             if not kinked and not flicker:
-                kinked = depth < -(3.0 * sd + 1.0)
+                kinked = depth < -(3.0 * sd + 1.0) or _impulses_exchanged(sh, a, b, c.t, m, own)
         if not kinked and not _end_touching(sh, a, b, c.t):
             c.accepted = False
     if not c.accepted:
         alt = _resting_ball_set_moving(sh, c)
         if alt is not None:
             _finish(sh, c, alt)
+
+
+EXCHANGE_SIGMA = 4.0  # how far beyond the fits' noise the impulse two balls share must be (3 and 4 alike on the corpus)
+EXCHANGE_MIN_MM_S = 30.0  # and at least this (mm/s), however long and quiet the fits
+EXCHANGE_FIT_S = 0.15  # each side: long enough to measure a speed to ~15 mm/s at 60 fps, short of most next contacts
+
+
+def _impulses_exchanged(sh: _Shot, a: str, b: str, t: float, m: float, own: tuple) -> bool:
+    """Both balls' velocities changed at t as two equal balls' do when they touch: by
+    equal and opposite impulses along the line of their centres, each pushing its ball
+    away from the other. A thin graze bends neither path beyond that path's own noise
+    (random_2026_043 at 1.91 s: the speeds changed by 11 % and 6 %), but the two changes
+    together, equal, opposite and along the line of centres, are no coincidence: two
+    balls passing close keep their velocities, and rolling friction acts along each
+    ball's own path, not between them. The velocities come from fits over
+    EXCHANGE_FIT_S each side (the contact timing's shorter fits are too loose for this)."""
+    n_rows = max(4, int(round(EXCHANGE_FIT_S / sh.dt)))
+    fits = []
+    for ball in (a, b):
+        xy = sh.tracks.balls[ball].xy
+        for tr, side in ((t - m, "pre"), (t + m, "post")):
+            f = grow_fit(sh.tm, xy, sh._fit_rows(ball, tr, side, own, ignore_near=0.0), sh.sig, n_rows, sh.s.k_sigma)
+            if f is None or len(f.rows) < 4:
+                return False
+            fits.append(f)
+    fa, ga, fb, gb = fits
+    n = fa.pos(t) - fb.pos(t)
+    dist = float(np.hypot(*n))
+    if dist < 1e-9:
+        return False
+    n = n / dist
+    ja = float((ga.vel(t) - fa.vel(t)) @ n)  # a pushed away from b: along +n
+    jb = -float((gb.vel(t) - fb.vel(t)) @ n)
+    va = fa.vel_var(t) + ga.vel_var(t)
+    vb = fb.vel_var(t) + gb.vel_var(t)
+    if not (ja > 0.0 and jb > 0.0 and va > 0.0 and vb > 0.0):
+        return False
+    if abs(ja - jb) > 3.0 * math.sqrt(va + vb) + 0.3 * max(ja, jb):
+        return False  # not one impulse: each ball turned by something of its own
+    w = 1.0 / va + 1.0 / vb
+    j = (ja / va + jb / vb) / w
+    return j > max(EXCHANGE_SIGMA / math.sqrt(w), EXCHANGE_MIN_MM_S)
 
 
 def _back_where_it_rested(sh: _Shot, ball: str, t: float) -> np.ndarray | None:
