@@ -1368,3 +1368,33 @@ def test_a_graze_too_thin_to_bend_either_path_is_found_from_the_impulse_both_bal
     w2.xy[after] = np.stack([np.polyval(coef[:, j], tracks.t[after]) for j in range(2)], axis=1)
     sh = inf._Shot(unturned, w, DEFAULT_TABLE, inf.InferenceSettings())
     assert not inf._impulses_exchanged(sh, "cue", "white2", t, 0.0, (t,))
+
+
+def test_a_resting_ball_left_where_it_lay_was_not_touched():
+    """random_2026_123 of the review corpus, 60 fps: the cue ball passes white1 at rest
+    with a fraction of a millimetre to spare, and the fitted paths read a graze (a carom
+    the shot never had). White1 never leaves its place, and any touch sets a resting ball
+    rolling: no contact. Frozen against a third ball it could pass a push on and stay
+    (a cradle): then it is not judged so."""
+    import vision_ref.events.infer as inf
+    from vision_ref.rules.table import DEFAULT_TABLE
+
+    shot = corpus_shot(123)
+    fps = 60.0
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+    (w,) = segment_shots(tracks)
+    rec = infer_shot(tracks, w, shooter="A")
+    assert not [e for e in rec["events"] if e["type"] == "ball_ball"]
+    cue, w1 = tracks.balls["cue"].xy, tracks.balls["white1"].xy
+    rows = np.arange(w.strike_row, w.end_row)
+    r = int(rows[np.nanargmin(np.hypot(*(cue[rows] - w1[rows]).T))])
+    assert np.hypot(*(cue[r] - w1[r])) < 2 * DEFAULT_TABLE.ball_radius + 3.0  # the near pass
+    t = float(tracks.t[r])
+    sh = inf._Shot(tracks, w, DEFAULT_TABLE, inf.InferenceSettings())
+    assert inf._left_where_it_lay(sh, "white1", "cue", t)
+    assert not inf._left_where_it_lay(sh, "cue", "white1", t)  # the moving ball
+    frozen = copy.deepcopy(tracks)
+    away = (w1[r] - cue[r]) / np.hypot(*(w1[r] - cue[r]))
+    frozen.balls["white2"].xy[:] = w1[r] + 2 * DEFAULT_TABLE.ball_radius * away
+    sh = inf._Shot(frozen, w, DEFAULT_TABLE, inf.InferenceSettings())
+    assert not inf._left_where_it_lay(sh, "white1", "cue", t)
