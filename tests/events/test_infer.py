@@ -1398,3 +1398,43 @@ def test_a_resting_ball_left_where_it_lay_was_not_touched():
     frozen.balls["white2"].xy[:] = w1[r] + 2 * DEFAULT_TABLE.ball_radius * away
     sh = inf._Shot(frozen, w, DEFAULT_TABLE, inf.InferenceSettings())
     assert not inf._left_where_it_lay(sh, "white1", "cue", t)
+
+
+def test_a_soft_kiss_reported_late_by_the_tracker_is_timed_where_the_mover_passes():
+    """random_2026_002 of the review corpus, 120 fps: the cue ball passing at 0.9 m/s
+    sets white2 rolling at 60 mm/s; the tracker holds a resting ball at its place until it
+    is a few mm off it, so white2 is reported moving 7 frames after the kiss, and its
+    start timed back from there misses the cue ball's path by 6 mm (on the kept real
+    tracks the cue ball, read 1 mm off white2's blob, never reaches 2R either: no kiss,
+    a wrong call). The kiss is where the cue ball's path passes nearest white2's place,
+    white2 leaving along the line of centres. Sent the other way (not how a push moves
+    a ball) it is no kiss."""
+    import vision_ref.events.infer as inf
+    from vision_ref.messages import BallState
+    from vision_ref.rules.table import DEFAULT_TABLE
+
+    shot = corpus_shot(2)
+    fps = 120.0
+    truth = onset_truth(shot.truth_record(fps), shot, fps)
+    (kiss,) = [e for e in truth["events"] if e["type"] == "ball_ball" and e["t"] > 4.0]
+    assert "cue" in (kiss["a"], kiss["b"])
+    rester = kiss["b"] if kiss["a"] == "cue" else kiss["a"]
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+    (w,) = segment_shots(tracks)
+    w2 = tracks.balls[rester]
+    k = int(np.searchsorted(tracks.t, w.strike_t + kiss["t"]))
+    rest = w2.xy[k - 5:k].mean(axis=0)
+    held = k
+    while np.hypot(*(w2.xy[held] - rest)) < 6.0:
+        held += 1
+    assert held - k >= 5
+    w2.xy[k:held] = rest  # held at its place, as the tracker does
+    w2.state[k:held] = int(BallState.AT_REST)
+    sh = inf._Shot(tracks, w, DEFAULT_TABLE, inf.InferenceSettings())
+    res = inf._kiss_before_reported_start(sh, "cue", rester, held, rest)
+    assert res is not None and abs(res[0] - w.strike_t - kiss["t"]) < 1.0 / fps
+    pulled = copy.deepcopy(tracks)  # white2 leaving towards the cue ball's side instead
+    p = pulled.balls[rester]
+    p.xy[held:] = rest - (p.xy[held:] - rest)
+    sh = inf._Shot(pulled, w, DEFAULT_TABLE, inf.InferenceSettings())
+    assert inf._kiss_before_reported_start(sh, "cue", rester, held, rest) is None
