@@ -1438,3 +1438,36 @@ def test_a_soft_kiss_reported_late_by_the_tracker_is_timed_where_the_mover_passe
     p.xy[held:] = rest - (p.xy[held:] - rest)
     sh = inf._Shot(pulled, w, DEFAULT_TABLE, inf.InferenceSettings())
     assert inf._kiss_before_reported_start(sh, "cue", rester, held, rest) is None
+
+
+def test_a_resting_ball_sent_off_its_place_as_a_just_struck_ball_passes_was_kissed():
+    """random_2026_110 of the review corpus, 60 fps: the cue ball, struck at 6.5 m/s,
+    kisses white1 resting beside its path between the strike's frame and the next one:
+    no fit on either side can time it (a row or two), yet white1 flies off 1 m. The only
+    moving ball whose path between two frames reaches 2R of its place kissed it, timed by
+    white1's start. A ball that only shifted (not sent off its place) is no kiss."""
+    import vision_ref.events.infer as inf
+    from vision_ref.messages import BallState
+    from vision_ref.rules.table import DEFAULT_TABLE
+
+    shot = corpus_shot(110)
+    fps = 60.0
+    truth = onset_truth(shot.truth_record(fps), shot, fps)
+    kiss = truth["events"][1]
+    assert kiss["type"] == "ball_ball" and kiss["t"] < 1.5 / fps
+    rester = kiss["b"] if kiss["a"] == "cue" else kiss["a"]
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+    (w,) = segment_shots(tracks)
+    rec = infer_shot(tracks, w, shooter="A")
+    got = [e for e in rec["events"] if e["type"] == "ball_ball" and {e["a"], e["b"]} == {"cue", rester}]
+    assert got and abs(got[0]["t"] - kiss["t"]) < 0.5 / fps
+    assert compare(rec, truth).order_ok  # the cue ball's next contacts are fitted from the kiss on
+    sh = inf._Shot(tracks, w, DEFAULT_TABLE, inf.InferenceSettings())
+    rows = range(w.strike_row, w.strike_row + 6)
+    assert inf._struck_off_its_place(sh, "cue", rester, rows) is not None
+    shifted = copy.deepcopy(tracks)
+    b = shifted.balls[rester]
+    k = next(q for q in rows if b.state[q] == int(BallState.MOVING))
+    b.xy[k:] = b.xy[k - 1] + 0.1 * (b.xy[k:] - b.xy[k - 1]) / np.maximum(np.hypot(*(b.xy[k:] - b.xy[k - 1]).T), 1.0)[:, None] * 50.0
+    sh = inf._Shot(shifted, w, DEFAULT_TABLE, inf.InferenceSettings())
+    assert inf._struck_off_its_place(sh, "cue", rester, rows) is None

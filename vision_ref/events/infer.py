@@ -1222,7 +1222,51 @@ def _resting_ball_set_moving(sh: _Shot, c: _Contact) -> tuple[float, float, bool
             res = _kiss_of_resting(sh, mover, rester, k, reach_only=early)
             if res is not None:
                 return res
+    for mover, rester in ((c.objs[0], c.objs[1]), (c.objs[1], c.objs[0])):
+        res = _struck_off_its_place(sh, mover, rester, range(max(r_lo, sh.r0 + 1), min(r_hi + 2, sh.r1 + 1)))
+        if res is not None:
+            return res
     return None
+
+
+PUSHED_OFF_MM = 20.0  # a resting ball this far off its place within 0.3 s was struck, not misread
+
+
+def _struck_off_its_place(sh: _Shot, mover: str, rester: str, rows) -> tuple[float, float, bool] | None:
+    """A resting ball sent well off its place (PUSHED_OFF_MM) as the only moving ball
+    beside it passes, when no fit can time the kiss: a ball just struck moves more than
+    its diameter per frame, leaving a row or two before the kiss to fit (random_2026_110
+    at 60 fps: the cue ball struck at 6.5 m/s into a white 7 mm from its path between two
+    frames). Only a ball, a knocked pin or a hand sets a resting ball rolling; with
+    nothing else in reach, the passing ball's segment between two frames coming within
+    2R of the resting place (with its errors) is the kiss, timed by the resting ball's
+    start of motion."""
+    tr = sh.tracks.balls[rester]
+    st = tr.state
+    k = next((q for q in rows if st[q] == int(BallState.MOVING) and st[q - 1] == int(BallState.AT_REST)), None)
+    if k is None:
+        return None
+    rest_rows = np.array([q for q in range(max(sh.r0, k - 10), k) if st[q] == int(BallState.AT_REST)])
+    rest = rest_position(tr.xy, rest_rows) if len(rest_rows) else None
+    if rest is None:
+        return None
+    later = [q for q in range(k, min(k + int(round(0.3 / sh.dt)), sh.r1) + 1) if sh.valid[rester][q]]
+    if not later or max(float(np.hypot(*(tr.xy[q] - rest))) for q in later) < PUSHED_OFF_MM:
+        return None
+    reach = 2 * sh.R + 5.0 * sh.sig + sh.s.slack_mm
+    if not _passes_near(sh.tracks.balls[mover].xy, k - 1, rest, reach):
+        return None
+    for third in BALL_IDS:
+        if third not in (mover, rester) and _passes_near(sh.tracks.balls[third].xy, k - 1, rest, reach + 10.0) and \
+                sh.tracks.balls[third].state[k] != int(BallState.AT_REST):
+            return None
+    for p in PIN_IDS:
+        q = sh.tracks.pins[p].xy[k]
+        if int(sh.tracks.pins[p].state[k]) == int(PinState.MOVING) and np.all(np.isfinite(q)) and \
+                float(np.hypot(*(q - rest))) < sh.R + 0.5 * sh.table.pin_height_of(p) + 20.0:
+            return None
+    t_on, s_on = motion_onset(sh.tracks, rester, k, rest_rows)
+    return t_on, max(s_on, 0.5 * sh.dt), False
 
 
 def _kiss_of_resting(sh: _Shot, mover: str, rester: str, k: int, reach_only: bool) -> tuple[float, float, bool] | None:
