@@ -1248,13 +1248,13 @@ def test_a_slow_turn_is_a_cushion_touch_only_at_the_cushion():
     t = np.arange(0.0, 2.0, 1.0 / fps)
     rng = np.random.default_rng(5)
 
-    def turn(clearance, breaks=()):
+    def turn(clearance, breaks=(), span=(30, 110)):
         xy = np.stack([np.zeros_like(t), bound - clearance + rng.normal(0.0, 0.5, len(t))], axis=1)
-        sh = SimpleNamespace(sig=0.5, dt=1.0 / fps, tm=t, valid={"cue": np.ones(len(t), bool)},
+        sh = SimpleNamespace(sig=0.5, dt=1.0 / fps, tm=t, r0=0, r1=len(t) - 1, valid={"cue": np.ones(len(t), bool)},
                              tracks=SimpleNamespace(balls={"cue": SimpleNamespace(xy=xy)}),
                              w=SimpleNamespace(struck="white1", strike_t=0.0),
                              other_breaks=lambda ball, own: list(breaks))
-        c = SimpleNamespace(objs=("cue", "top"), span=(30, 110), rows=None, t=1.0)
+        c = SimpleNamespace(objs=("cue", "top"), span=span, rows=None, t=1.0)
         return _turns_at_cushion(sh, c, 1, 1.0, bound)
 
     # in at 25 mm/s, out at 12 mm/s for 0.15 s, then at rest 1.8 mm off the cushion
@@ -1265,6 +1265,14 @@ def test_a_slow_turn_is_a_cushion_touch_only_at_the_cushion():
     assert turn(np.maximum(1.0, 1.0 + 25.0 * (1.0 - t) * np.abs(1.0 - t))) is None
     # a curve that turns 8 mm off the cushion: not a touch
     assert turn(8.0 + 30.0 * np.abs(t - 1.0)) is None
+    # the touch read 4 mm off the cushion (its nose hides the ball's rim; the review
+    # corpus, random_2026_044@60 in a corner: 3.1 mm when the truth touched)
+    got = turn(creep + 4.0)
+    assert got is not None and abs(got[0] - 1.0) < 2.0 / fps
+    # out at 6 mm/s: the candidate's few rows hold no measurable rise, the rows after do
+    slow_out = np.where(t < 1.0, 25.0 * (1.0 - t), 6.0 * np.clip(t - 1.0, 0.0, 0.25))
+    got = turn(slow_out, span=(54, 66))
+    assert got is not None and abs(got[0] - 1.0) < 3.0 / fps
     # another contact of the ball within the rows turned it
     assert turn(creep, breaks=(0.95,)) is None
 
