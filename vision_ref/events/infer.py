@@ -1146,13 +1146,7 @@ def _left_where_it_lay(sh: _Shot, ball: str, other: str, t: float) -> bool:
         return False
     if float(np.max(np.hypot(*(tr.xy[seen] - p0).T))) > max(2.0, 4.0 * sh.sig):
         return False
-    for third in BALL_IDS:
-        if third in (ball, other):
-            continue
-        q = sh.tracks.balls[third].xy[r]
-        if np.all(np.isfinite(q)) and float(np.hypot(*(q - p0))) < 2 * sh.R + 5.0:
-            return False
-    return True
+    return not _third_ball_near(sh, (ball, other), p0, r, 2 * sh.R + 5.0)
 
 
 def _back_where_it_rested(sh: _Shot, ball: str, t: float) -> np.ndarray | None:
@@ -1232,6 +1226,20 @@ def _resting_ball_set_moving(sh: _Shot, c: _Contact) -> tuple[float, float, bool
 PUSHED_OFF_MM = 20.0  # a resting ball this far off its place within 0.3 s was struck, not misread
 
 
+def _rest_before(sh: _Shot, ball: str, k: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows a ball reported moving from row ``k`` rested in just before (up to 10), and
+    where it rested (None when unseen)."""
+    st = sh.tracks.balls[ball].state
+    rows = np.array([q for q in range(max(sh.r0, k - 10), k) if st[q] == int(BallState.AT_REST)], dtype=np.int64)
+    return rows, (rest_position(sh.tracks.balls[ball].xy, rows) if len(rows) else None)
+
+
+def _third_ball_near(sh: _Shot, pair: tuple, at: np.ndarray, row: int, dist: float) -> bool:
+    """A ball other than the pair's seen at ``row`` within ``dist`` of ``at``."""
+    return any(b not in pair and sh.valid[b][row] and float(np.hypot(*(sh.tracks.balls[b].xy[row] - at))) < dist
+               for b in BALL_IDS)
+
+
 def _struck_off_its_place(sh: _Shot, mover: str, rester: str, rows) -> tuple[float, float, bool] | None:
     """A resting ball sent well off its place (PUSHED_OFF_MM) as the only moving ball
     beside it passes, when no fit can time the kiss: a ball just struck moves more than
@@ -1246,8 +1254,7 @@ def _struck_off_its_place(sh: _Shot, mover: str, rester: str, rows) -> tuple[flo
     k = next((q for q in rows if st[q] == int(BallState.MOVING) and st[q - 1] == int(BallState.AT_REST)), None)
     if k is None:
         return None
-    rest_rows = np.array([q for q in range(max(sh.r0, k - 10), k) if st[q] == int(BallState.AT_REST)])
-    rest = rest_position(tr.xy, rest_rows) if len(rest_rows) else None
+    rest_rows, rest = _rest_before(sh, rester, k)
     if rest is None:
         return None
     later = [q for q in range(k, min(k + int(round(0.3 / sh.dt)), sh.r1) + 1) if sh.valid[rester][q]]
@@ -1273,9 +1280,7 @@ def _kiss_of_resting(sh: _Shot, mover: str, rester: str, k: int, reach_only: boo
     """The kiss that set ``rester`` moving at row ``k``: at its timed onset when ``mover``'s
     path is at 2R from it then (not ``reach_only``), else where that path reaches 2R of
     it, if it was lost within SLOW_KISS_REACH_S and seen again off its place."""
-    st = sh.tracks.balls[rester].state
-    rest_rows = np.array([q for q in range(max(sh.r0, k - 10), k) if st[q] == int(BallState.AT_REST)])
-    rest = rest_position(sh.tracks.balls[rester].xy, rest_rows) if len(rest_rows) else None
+    rest_rows, rest = _rest_before(sh, rester, k)
     if rest is None:
         return None
     t_on, s_on = motion_onset(sh.tracks, rester, k, rest_rows)
@@ -1339,11 +1344,8 @@ def _kiss_before_reported_start(sh: _Shot, mover: str, rester: str, k: int,
     cosang = float(away @ n) / max(float(np.hypot(*away)) * float(np.hypot(*n)), 1e-9)
     if cosang < math.cos(math.radians(30.0)):
         return None
-    r_c = min(int(np.searchsorted(sh.tm, t_c)), sh.r1)
-    for third in BALL_IDS:
-        if third not in (mover, rester) and sh.valid[third][r_c] and float(
-                np.hypot(*(sh.tracks.balls[third].xy[r_c] - rest))) < 2 * sh.R + 10.0:
-            return None
+    if _third_ball_near(sh, (mover, rester), rest, min(int(np.searchsorted(sh.tm, t_c)), sh.r1), 2 * sh.R + 10.0):
+        return None
     return t_c, 0.5 * sh.dt, False
 
 
