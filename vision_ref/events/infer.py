@@ -1191,10 +1191,24 @@ def _reaches(sh: _Shot, fits, at: np.ndarray, t: float) -> bool:
             continue
         seen = True
         for x in ts:
-            gap = float(np.hypot(*(f.pos(x) - at))) - 2 * sh.R
-            if gap <= 3.0 * math.sqrt(f.var(x) + 2 * sh.sig ** 2) + 1.0:
+            if float(_gap_from(sh, f, at)(x)) <= 3.0 * math.sqrt(f.var(x) + 2 * sh.sig ** 2) + 1.0:
                 return True
     return not seen  # no path to judge by: the geometric verdict stands
+
+
+def _gap_from(sh: _Shot, f: PathFit, at: np.ndarray):
+    """g(t) for _crossing: how far the ball on path ``f`` is from touching a ball resting
+    at ``at`` (distance of centres - 2R); t a float or an array."""
+    def g(t):
+        d = f.pos(t) - at
+        return np.hypot(d[..., 0], d[..., 1]) - 2 * sh.R
+    return g
+
+
+def _first_start(sh: _Shot, ball: str, rows) -> int | None:
+    """The first of ``rows`` in which ``ball``, at rest the row before, is reported moving."""
+    st = sh.tracks.balls[ball].state
+    return next((q for q in rows if st[q] == int(BallState.MOVING) and st[q - 1] == int(BallState.AT_REST)), None)
 
 
 def _resting_ball_set_moving(sh: _Shot, c: _Contact) -> tuple[float, float, bool] | None:
@@ -1203,14 +1217,13 @@ def _resting_ball_set_moving(sh: _Shot, c: _Contact) -> tuple[float, float, bool
     ball's start of motion is timed like a strike (``segment.motion_onset``), and the
     other ball's path must reach it then (within its errors)."""
     r_lo, r_hi = c.span
+    late = int(round(SLOW_START_S / sh.dt))
     for early in (False, True):
         # then from a few rows before the pair came near: merging blobs can set the
         # resting ball moving early (only the reach of the other's path times that kiss)
-        late = int(round(SLOW_START_S / sh.dt))
         rows = range(max(r_lo - 3, sh.r0 + 1), r_lo) if early else range(max(r_lo, sh.r0 + 1), min(r_hi + 2 + late, sh.r1 + 1))
         for mover, rester in ((c.objs[0], c.objs[1]), (c.objs[1], c.objs[0])):
-            st = sh.tracks.balls[rester].state
-            k = next((q for q in rows if st[q] == int(BallState.MOVING) and st[q - 1] == int(BallState.AT_REST)), None)
+            k = _first_start(sh, rester, rows)
             if k is None or _back_where_it_rested(sh, rester, float(sh.tm[k])) is not None:
                 continue
             res = _kiss_of_resting(sh, mover, rester, k, reach_only=early)
@@ -1250,8 +1263,7 @@ def _struck_off_its_place(sh: _Shot, mover: str, rester: str, rows) -> tuple[flo
     2R of the resting place (with its errors) is the kiss, timed by the resting ball's
     start of motion."""
     tr = sh.tracks.balls[rester]
-    st = tr.state
-    k = next((q for q in rows if st[q] == int(BallState.MOVING) and st[q - 1] == int(BallState.AT_REST)), None)
+    k = _first_start(sh, rester, rows)
     if k is None:
         return None
     rest_rows, rest = _rest_before(sh, rester, k)
@@ -1287,7 +1299,8 @@ def _kiss_of_resting(sh: _Shot, mover: str, rester: str, k: int, reach_only: boo
     f = sh.fit(mover, t_on, "pre", ())
     if f is None or f.deg == 0:
         return None
-    gap = float(np.hypot(*(f.pos(t_on) - rest))) - 2 * sh.R
+    gap_at = _gap_from(sh, f, rest)
+    gap = float(gap_at(t_on))
     if not reach_only and abs(gap) <= 3.0 * math.sqrt(f.var(t_on) + sh.sig ** 2) + sh.s.slack_mm:
         return t_on, s_on, False
     lost = not sh.valid[rester][k:min(k + int(SLOW_KISS_REACH_S / sh.dt) + 1, sh.r1 + 1)].all()
@@ -1295,10 +1308,6 @@ def _kiss_of_resting(sh: _Shot, mover: str, rester: str, k: int, reach_only: boo
         # reported moving before the other ball reached it (their blobs merged a frame
         # or two early: the resting ball is pulled towards the other and then lost), and
         # seen again elsewhere: the kiss is where the other's path reaches 2R of it
-        def gap_at(t):  # t: a float or an array (see _crossing)
-            d = f.pos(t) - rest
-            return np.hypot(d[..., 0], d[..., 1]) - 2 * sh.R
-
         t_c = _crossing(gap_at, t_on, t_on + SLOW_KISS_REACH_S, first=True)
         if t_c is not None:
             return t_c, max(s_on, 0.5 * sh.dt), False
@@ -1317,7 +1326,8 @@ def _kiss_before_reported_start(sh: _Shot, mover: str, rester: str, k: int,
     of 2R, and the resting ball left along the line from the mover's centre to its own,
     the only way a push sends it, with no third ball near it."""
     xy = sh.tracks.balls[mover].xy
-    r_lo = max(sh.r0, k - int(round(SLOW_START_S / sh.dt)) - 1)
+    late = int(round(SLOW_START_S / sh.dt))
+    r_lo = max(sh.r0, k - late - 1)
     rows = [q for q in range(r_lo, k + 1) if sh.valid[mover][q]]
     if not rows:
         return None
@@ -1326,17 +1336,17 @@ def _kiss_before_reported_start(sh: _Shot, mover: str, rester: str, k: int,
     if f is None or f.deg == 0:
         return None
     ts = np.linspace(float(sh.tm[q]) - sh.dt, float(sh.tm[q]) + sh.dt, 49)
-    gaps = np.hypot(*(f.pos(ts) - rest).T) - 2 * sh.R
+    gap_at = _gap_from(sh, f, rest)
+    gaps = gap_at(ts)
     i = int(np.argmin(gaps))
     t_c = float(ts[i])
     if gaps[i] > 3.0 * math.sqrt(f.var(t_c) + sh.sig ** 2) + sh.s.slack_mm:
         return None
     if gaps[i] < 0.0:  # the path runs into it: the kiss is where it first reaches 2R
-        crossed = _crossing(lambda t: np.hypot(*(np.moveaxis(f.pos(t) - rest, -1, 0))) - 2 * sh.R,
-                            float(ts[0]), t_c, first=True)
+        crossed = _crossing(gap_at, float(ts[0]), t_c, first=True)
         t_c = crossed if crossed is not None else t_c
     tr = sh.tracks.balls[rester]
-    away = next((tr.xy[r] - rest for r in range(k, min(k + int(round(SLOW_START_S / sh.dt)) + 1, sh.r1 + 1))
+    away = next((tr.xy[r] - rest for r in range(k, min(k + late + 1, sh.r1 + 1))
                  if sh.valid[rester][r] and float(np.hypot(*(tr.xy[r] - rest))) > 6 * sh.sig + 1.0), None)
     if away is None:
         return None
