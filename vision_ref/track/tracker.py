@@ -56,6 +56,12 @@ PIN_SPARSE_AREA = 3600  # pin windows larger than this (px) are first sampled ev
 # is a fall, which moves the blob's centre or stretches it (measured at 728x544, review corpus)
 PIN_STAND_AREA_RANGE = (0.6, 1.5)
 PIN_LENGTH_JITTER_PX = 0.8
+# A pin read lying at full length and unchanged this long has lain: a ball that then rests
+# against it cuts its blob short with its mask, which must not read as leaning (a lying pin
+# does not rise to lean; pins lean only as they fall). Toppling pins change length every
+# frame and never stay this long. Out of sight LAIN_FORGET_S, it may have been picked up.
+LAIN_S = 0.06
+LAIN_FORGET_S = 0.75
 # a standing pin merged with a neighbour's blob stands while its own box holds this much of its area
 PIN_OWN_FILL = 0.8
 PIN_HOLD_S = 0.5  # longest a standing pin's state is held while its blob looks smaller with nothing in reach
@@ -218,6 +224,8 @@ class _Pin:
         self.stood_row = -1  # the last history row that has it standing
         self.stand_area = 0.0  # its blob's area and half extent (px) when last measured standing
         self.stand_half = 0.0
+        self.lies_full = False  # its last full measurement: lying, at a lying pin's length
+        self.lain = False  # read lying, at full length and still, since it last stood (see LAIN_S)
 
 
 class Tracker:
@@ -240,6 +248,8 @@ class Tracker:
         self.profile = profile
         self.table = profile.table
         self.fps = float(fps)
+        self._lain_frames = max(3, round(LAIN_S * self.fps))
+        self._lain_forget_frames = max(3, round(LAIN_FORGET_S * self.fps))
         self.exposure_s = exposure_s
         self.prm = default_params() if params is None else np.array(params, dtype=np.float64)
         self.chroma_siting = (float(self.prm[K.P_CHROMA_OX]), float(self.prm[K.P_CHROMA_OY]))
@@ -1877,6 +1887,8 @@ class Tracker:
         p.vx = p.vy = 0.0
         p.stable = 0
         p.tight = False
+        if p.missing >= self._lain_forget_frames:
+            p.lain = False
         if p.missing >= 3:
             p.state = PinState.ABSENT
             p.conf = min(1.0, 0.3 + 0.1 * p.missing)
@@ -1966,8 +1978,10 @@ class Tracker:
             if on_rail:
                 state = PinState.RAIL_DOWN
             else:
-                state = PinState.LEANING if self._near_object(p) else PinState.DOWN
+                # a pin that has lain cannot rise to lean: shortened now, a ball's mask cuts it
+                state = PinState.LEANING if self._near_object(p) and not p.lain else PinState.DOWN
             conf = 0.5 + 0.3 * min(1.0, p.stable / 5.0)
+        p.lies_full = state == PinState.DOWN and length_mm >= lying_len
         if state in (PinState.STANDING, PinState.RAIL_STANDING):
             p.xy_z = plane_z + self.pin_zeff[k]
             xy = self.geo.plane_point(cx + ox, cy + oy, p.xy_z)
@@ -2088,6 +2102,9 @@ class Tracker:
         for p in pins:
             if p.state in (PinState.STANDING, PinState.RAIL_STANDING):
                 p.stood_row = row
+                p.lain = False
+            elif p.lies_full and p.state == PinState.DOWN and p.stable >= self._lain_frames:
+                p.lain = True
         if not moving and PinState.MOVING in pstates:
             moving = True
         self._still_frames = 0 if moving else self._still_frames + 1
