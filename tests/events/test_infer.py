@@ -1406,6 +1406,23 @@ def test_a_resting_ball_left_where_it_lay_was_not_touched():
     frozen.balls["white2"].xy[:] = w1[r] + 2 * DEFAULT_TABLE.ball_radius * away
     sh = inf._Shot(frozen, w, DEFAULT_TABLE, inf.InferenceSettings())
     assert not inf._left_where_it_lay(sh, "white1", "cue", t)
+    # the same pass with white1's blob merged into the cue ball's for three frames: the
+    # tracker reports white1 dragged out and back (_back_where_it_rested). The cue ball's
+    # path reaches 2R of its place, but it was left where it lay all the same
+    from dataclasses import replace as dc_replace
+
+    from vision_ref.messages import BallState
+    tr = tracks.balls["white1"]
+    xy, st = tr.xy.copy(), tr.state.copy()
+    pulled = np.arange(r - 1, r + 2)
+    xy[pulled] = w1[pulled] + 0.4 * (cue[pulled] - w1[pulled])
+    st[pulled] = int(BallState.MOVING)
+    flick = dc_replace(tracks, balls={**tracks.balls, "white1": dc_replace(tr, xy=xy, state=st)})
+    sh = inf._Shot(flick, w, DEFAULT_TABLE, inf.InferenceSettings())
+    rested = inf._back_where_it_rested(sh, "white1", t)
+    assert rested is not None and inf._left_where_it_lay(sh, "white1", "cue", t, rested)
+    rec = infer_shot(flick, w, shooter="A")
+    assert not [e for e in rec["events"] if e["type"] == "ball_ball"], rec["events"]
 
 
 def test_a_soft_kiss_reported_late_by_the_tracker_is_timed_where_the_mover_passes():

@@ -1036,13 +1036,14 @@ def _time_ball_ball(sh: _Shot, c: _Contact) -> None:
         fb, gb = sh.fit(b, c.t - m, "pre", own), sh.fit(b, c.t + m, "post", own)
         kinked = False
         flicker = False
-        for ball, f, g, other in ((a, fa, ga, (fb, gb)), (b, fb, gb, (fa, ga))):
+        for ball, f, g, other, name in ((a, fa, ga, (fb, gb), b), (b, fb, gb, (fa, ga), a)):
             rested = _back_where_it_rested(sh, ball, c.t)
             if rested is not None:
                 # its "motion" was the tracker's, not a hit (see the helper): the other
-                # ball's path must reach 2R from where this one rested
+                # ball's path must reach 2R from where this one rested, and it must not
+                # be left where it lay
                 flicker = True
-                if not _reaches(sh, other, rested, c.t):
+                if not _reaches(sh, other, rested, c.t) or _left_where_it_lay(sh, ball, name, c.t, rested):
                     c.accepted = False
                     return
                 continue
@@ -1123,14 +1124,16 @@ def _impulses_exchanged(sh: _Shot, a: str, b: str, t: float, m: float, own: tupl
 UNMOVED_S = 0.3  # a resting ball touched at t has left its place within this (the softest kiss on the corpus: 5 mm)
 
 
-def _left_where_it_lay(sh: _Shot, ball: str, other: str, t: float) -> bool:
+def _left_where_it_lay(sh: _Shot, ball: str, other: str, t: float, rested: np.ndarray | None = None) -> bool:
     """A ball at rest before t, seen at rest where it lay for UNMOVED_S after, and not
     frozen against a third ball: the other ball did not touch it. Any touch sets a
     resting ball rolling (on the review corpus the softest kiss of a resting ball moved
     it 5 mm within 0.3 s, the next softest 13 mm); a ball passing within a fraction of
     a millimetre of it looks like a graze to the fitted paths (random_2026_117@60: the
     moving ball's path bent by the tracking of the two blobs side by side). Frozen
-    against another ball it may pass the push on and stay (a cradle): not judged."""
+    against another ball it may pass the push on and stay (a cradle): not judged.
+    ``rested``: where it rested, when the tracker reported it moving and back (a flicker,
+    _back_where_it_rested); its rows off rest are then left out, the same physics judges."""
     tr = sh.tracks.balls[ball]
     r = min(int(np.searchsorted(sh.tm, t)), sh.r1)
     before = np.arange(max(sh.r0, r - 4), r)
@@ -1138,11 +1141,16 @@ def _left_where_it_lay(sh: _Shot, ball: str, other: str, t: float) -> bool:
     if len(before) < 3 or len(after) < 0.8 * UNMOVED_S / sh.dt:
         return False
     rest = int(BallState.AT_REST)
-    if np.any(tr.state[before] != rest) or np.any(tr.state[after] != rest):
+    n_after = len(after)
+    if rested is not None:
+        p0 = rested  # reported moving and back (_back_where_it_rested): those rows were the tracker's
+        after = after[tr.state[after] == rest]
+    elif np.any(tr.state[before] != rest) or np.any(tr.state[after] != rest):
         return False
-    p0 = rest_position(tr.xy, before)
+    else:
+        p0 = rest_position(tr.xy, before)
     seen = after[sh.valid[ball][after]]
-    if p0 is None or len(seen) < 0.5 * len(after):
+    if p0 is None or len(seen) < 0.5 * n_after:
         return False
     if float(np.max(np.hypot(*(tr.xy[seen] - p0).T))) > max(2.0, 4.0 * sh.sig):
         return False
