@@ -1496,3 +1496,39 @@ def test_a_resting_ball_sent_off_its_place_as_a_just_struck_ball_passes_was_kiss
     b.xy[k:] = b.xy[k - 1] + 0.1 * (b.xy[k:] - b.xy[k - 1]) / np.maximum(np.hypot(*(b.xy[k:] - b.xy[k - 1]).T), 1.0)[:, None] * 50.0
     sh = inf._Shot(shifted, w, DEFAULT_TABLE, inf.InferenceSettings())
     assert inf._struck_off_its_place(sh, "cue", rester, rows) is None
+
+
+def test_a_resting_ball_nudged_without_being_reported_moving_was_kissed():
+    """random_2026_109 of the review corpus: white1 grazes white2 at rest and sends it 3.9 mm;
+    the tracker never reported white2 moving, it moved its rest place instead. The place
+    moved away from white1's passing path, and only a touch does that: a kiss, timed where
+    the path passes. The same shift towards the path (a merged blob's pull) is none."""
+    from vision_ref.messages import BallState
+
+    shot = corpus_shot(109)
+    fps = 120.0
+    truth = shot.truth_record(fps)
+    t_kiss = next(e["t"] for e in truth["events"] if e["type"] == "ball_ball" and {e["a"], e["b"]} == {"white1", "white2"})
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.3, seed=2, exposure_s=0.5 / fps)
+    (w,) = segment_shots(tracks)
+    t0 = float(tracks.t[w.strike_row]) - truth["events"][0]["t"]  # shot time -> track time
+    w1, w2 = tracks.balls["white1"], tracks.balls["white2"]
+    k = int(np.searchsorted(tracks.t, t0 + t_kiss))
+    place = w2.xy[k - 2].copy()
+    moved = w2.xy[min(k + 60, len(tracks.t) - 1)] - place
+    assert 2.0 < np.hypot(*moved) < 8.0  # a few mm: the graze
+
+    def nudged(shift):
+        t = copy.deepcopy(tracks)
+        b = t.balls["white2"]
+        rng = np.random.default_rng(5)
+        b.state[:] = int(BallState.AT_REST)  # never reported moving ...
+        b.xy[:k + 12] = place + rng.normal(0.0, 0.3, (k + 12, 2))  # ... its place moved 0.1 s on
+        b.xy[k + 12:] = place + shift + rng.normal(0.0, 0.3, (len(t.t) - k - 12, 2))
+        return [e for e in infer_shot(t, w, shooter="A")["events"] if e["type"] == "ball_ball" and {e["a"], e["b"]} == {"white1", "white2"}]
+
+    (kiss,) = nudged(moved)
+    # timed where the path passes nearest: a graze begins a little before (here 1.9 frames)
+    assert abs(kiss["t"] - t_kiss) < 2.5 / fps
+    towards = w1.xy[k] - place
+    assert not nudged(np.hypot(*moved) * towards / np.hypot(*towards))

@@ -1239,6 +1239,8 @@ def _resting_ball_set_moving(sh: _Shot, c: _Contact) -> tuple[float, float, bool
                 return res
     for mover, rester in ((c.objs[0], c.objs[1]), (c.objs[1], c.objs[0])):
         res = _struck_off_its_place(sh, mover, rester, range(max(r_lo, sh.r0 + 1), min(r_hi + 2, sh.r1 + 1)))
+        if res is None:
+            res = _nudged_at_rest(sh, mover, rester, c.span)
         if res is not None:
             return res
     return None
@@ -1330,13 +1332,24 @@ def _kiss_before_reported_start(sh: _Shot, mover: str, rester: str, k: int,
     few mm off its place, up to SLOW_START_S later (random_2026_002@120: a cue ball
     passing at 0.9 m/s set a resting white rolling at 60 mm/s, reported 7 frames later;
     its start timed back from there missed the cue ball by 6 mm). The kiss is where the
-    mover's path, in those frames, comes nearest the resting place: within its errors
-    of 2R, and the resting ball left along the line from the mover's centre to its own,
-    the only way a push sends it, with no third ball near it."""
-    xy = sh.tracks.balls[mover].xy
+    mover's path, in those frames, comes nearest the resting place (_kiss_where_passing)."""
     late = int(round(SLOW_START_S / sh.dt))
-    r_lo = max(sh.r0, k - late - 1)
-    rows = [q for q in range(r_lo, k + 1) if sh.valid[mover][q]]
+    tr = sh.tracks.balls[rester]
+    away = next((tr.xy[r] - rest for r in range(k, min(k + late + 1, sh.r1 + 1))
+                 if sh.valid[rester][r] and float(np.hypot(*(tr.xy[r] - rest))) > 6 * sh.sig + 1.0), None)
+    if away is None:
+        return None
+    return _kiss_where_passing(sh, mover, rester, range(max(sh.r0, k - late - 1), k + 1), rest, away)
+
+
+def _kiss_where_passing(sh: _Shot, mover: str, rester: str, rows, rest: np.ndarray,
+                        away: np.ndarray) -> tuple[float, float, bool] | None:
+    """The kiss of a ball resting at ``rest`` that left it by ``away``: where the mover's
+    path, over ``rows``, comes nearest the resting place, within its errors of 2R, with
+    ``away`` along the line from the mover's centre to the resting one's (the only way a
+    push sends a ball) and no third ball near it."""
+    xy = sh.tracks.balls[mover].xy
+    rows = [q for q in rows if sh.valid[mover][q]]
     if not rows:
         return None
     q = min(rows, key=lambda q: float(np.hypot(*(xy[q] - rest))))
@@ -1353,11 +1366,6 @@ def _kiss_before_reported_start(sh: _Shot, mover: str, rester: str, k: int,
     if gaps[i] < 0.0:  # the path runs into it: the kiss is where it first reaches 2R
         crossed = _crossing(gap_at, float(ts[0]), t_c, first=True)
         t_c = crossed if crossed is not None else t_c
-    tr = sh.tracks.balls[rester]
-    away = next((tr.xy[r] - rest for r in range(k, min(k + late + 1, sh.r1 + 1))
-                 if sh.valid[rester][r] and float(np.hypot(*(tr.xy[r] - rest))) > 6 * sh.sig + 1.0), None)
-    if away is None:
-        return None
     n = rest - f.pos(t_c)
     cosang = float(away @ n) / max(float(np.hypot(*away)) * float(np.hypot(*n)), 1e-9)
     if cosang < math.cos(math.radians(30.0)):
@@ -1365,6 +1373,43 @@ def _kiss_before_reported_start(sh: _Shot, mover: str, rester: str, k: int,
     if _third_ball_near(sh, (mover, rester), rest, min(int(np.searchsorted(sh.tm, t_c)), sh.r1), 2 * sh.R + 10.0):
         return None
     return t_c, 0.5 * sh.dt, False
+
+
+NUDGE_SETTLE_S = 0.3  # a nudged ball's new place is read this long after the candidate, with the mover gone
+
+
+def _nudged_at_rest(sh: _Shot, mover: str, rester: str, span: tuple[int, int]) -> tuple[float, float, bool] | None:
+    """A kiss so thin that the kissed ball moved a few mm and was never reported moving:
+    the tracker moved its rest place instead (random_2026_109 at both rates: white1
+    grazing white2 sent it 3.9 mm, read at rest throughout). A resting ball's place
+    changes only when something moves it: when its place NUDGE_SETTLE_S later, with the
+    mover's blob well clear of it, is off the place before by more than the noise allows
+    (6 sigma, 2 mm at least), and the shift is away from the mover's passing path
+    (_kiss_where_passing), that pass was the kiss. Merging blobs pull a resting ball's
+    place towards the other ball, and back once it has gone, never away."""
+    tr = sh.tracks.balls[rester]
+    r_lo, r_hi = span
+    rest = int(BallState.AT_REST)
+    settle = int(round(NUDGE_SETTLE_S / sh.dt))
+    before = np.arange(max(sh.r0, r_lo - 6), r_lo)
+    after_end = min(sh.r1, r_hi + settle)
+    after = np.arange(max(r_hi + 1, after_end - 5), after_end + 1)
+    if len(before) < 3 or len(after) < 3 or np.any(tr.state[before[0]:after_end + 1] != rest):
+        return None
+    p0, p1 = rest_position(tr.xy, before), rest_position(tr.xy, after)
+    if p0 is None or p1 is None or float(np.hypot(*(p1 - p0))) <= max(2.0, 6.0 * sh.sig):
+        return None
+    clear = 2 * sh.R + SLOW_KISS_MERGE_MM
+    m = sh.tracks.balls[mover].xy[after]
+    if not np.all(np.isfinite(m)) or float(np.min(np.hypot(*(m - p0).T))) < clear:
+        return None  # still beside it: its blob may be what moved the place
+    for p in PIN_IDS:  # a pin falling against it moves it too
+        st = sh.tracks.pins[p].state[r_lo:after_end + 1]
+        q = sh.tracks.pins[p].xy[r_lo:after_end + 1]
+        near = np.hypot(*(q - p0).T) < sh.R + sh.table.pin_height_of(p) + 20.0
+        if np.any((st == int(PinState.MOVING)) & near):
+            return None
+    return _kiss_where_passing(sh, mover, rester, range(max(sh.r0, r_lo - 1), min(r_hi + 2, sh.r1 + 1)), p0, p1 - p0)
 
 
 SLOW_KISS_REACH_S = 0.1  # how long after a resting ball's reported start the other may reach it
