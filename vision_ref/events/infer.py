@@ -1246,7 +1246,7 @@ def _resting_ball_set_moving(sh: _Shot, c: _Contact) -> tuple[float, float, bool
     return None
 
 
-PUSHED_OFF_MM = 20.0  # a resting ball this far off its place within 0.3 s was struck, not misread
+PUSHED_OFF_MM = 20.0  # a resting ball this far off its place within UNMOVED_S was struck, not misread
 
 
 def _rest_before(sh: _Shot, ball: str, k: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -1261,6 +1261,17 @@ def _third_ball_near(sh: _Shot, pair: tuple, at: np.ndarray, row: int, dist: flo
     """A ball other than the pair's seen at ``row`` within ``dist`` of ``at``."""
     return any(b not in pair and sh.valid[b][row] and float(np.hypot(*(sh.tracks.balls[b].xy[row] - at))) < dist
                for b in BALL_IDS)
+
+
+def _pin_moving_near(sh: _Shot, at: np.ndarray, rows: slice, height_share: float) -> bool:
+    """A pin reported moving in any of ``rows`` with its reported place within R +
+    ``height_share`` x its height + 20 mm of ``at``: it may have moved a ball resting there."""
+    for p in PIN_IDS:
+        tr = sh.tracks.pins[p]
+        near = np.hypot(*(tr.xy[rows] - at).T) < sh.R + height_share * sh.table.pin_height_of(p) + 20.0
+        if np.any((tr.state[rows] == int(PinState.MOVING)) & near):
+            return True
+    return False
 
 
 def _struck_off_its_place(sh: _Shot, mover: str, rester: str, rows) -> tuple[float, float, bool] | None:
@@ -1279,7 +1290,7 @@ def _struck_off_its_place(sh: _Shot, mover: str, rester: str, rows) -> tuple[flo
     rest_rows, rest = _rest_before(sh, rester, k)
     if rest is None:
         return None
-    later = [q for q in range(k, min(k + int(round(0.3 / sh.dt)), sh.r1) + 1) if sh.valid[rester][q]]
+    later = [q for q in range(k, min(k + int(round(UNMOVED_S / sh.dt)), sh.r1) + 1) if sh.valid[rester][q]]
     if not later or max(float(np.hypot(*(tr.xy[q] - rest))) for q in later) < PUSHED_OFF_MM:
         return None
     reach = 2 * sh.R + 5.0 * sh.sig + sh.s.slack_mm
@@ -1289,11 +1300,8 @@ def _struck_off_its_place(sh: _Shot, mover: str, rester: str, rows) -> tuple[flo
         if third not in (mover, rester) and _passes_near(sh.tracks.balls[third].xy, k - 1, rest, reach + 10.0) and \
                 sh.tracks.balls[third].state[k] != int(BallState.AT_REST):
             return None
-    for p in PIN_IDS:
-        q = sh.tracks.pins[p].xy[k]
-        if int(sh.tracks.pins[p].state[k]) == int(PinState.MOVING) and np.all(np.isfinite(q)) and \
-                float(np.hypot(*(q - rest))) < sh.R + 0.5 * sh.table.pin_height_of(p) + 20.0:
-            return None
+    if _pin_moving_near(sh, rest, slice(k, k + 1), 0.5):
+        return None
     t_on, s_on = motion_onset(sh.tracks, rester, k, rest_rows)
     return t_on, max(s_on, 0.5 * sh.dt), False
 
@@ -1375,14 +1383,11 @@ def _kiss_where_passing(sh: _Shot, mover: str, rester: str, rows, rest: np.ndarr
     return t_c, 0.5 * sh.dt, False
 
 
-NUDGE_SETTLE_S = 0.3  # a nudged ball's new place is read this long after the candidate, with the mover gone
-
-
 def _nudged_at_rest(sh: _Shot, mover: str, rester: str, span: tuple[int, int]) -> tuple[float, float, bool] | None:
     """A kiss so thin that the kissed ball moved a few mm and was never reported moving:
     the tracker moved its rest place instead (random_2026_109 at both rates: white1
     grazing white2 sent it 3.9 mm, read at rest throughout). A resting ball's place
-    changes only when something moves it: when its place NUDGE_SETTLE_S later, with the
+    changes only when something moves it: when its place UNMOVED_S later, with the
     mover's blob well clear of it, is off the place before by more than the noise allows
     (6 sigma, 2 mm at least), and the shift is away from the mover's passing path
     (_kiss_where_passing), that pass was the kiss. Merging blobs pull a resting ball's
@@ -1390,7 +1395,7 @@ def _nudged_at_rest(sh: _Shot, mover: str, rester: str, span: tuple[int, int]) -
     tr = sh.tracks.balls[rester]
     r_lo, r_hi = span
     rest = int(BallState.AT_REST)
-    settle = int(round(NUDGE_SETTLE_S / sh.dt))
+    settle = int(round(UNMOVED_S / sh.dt))
     before = np.arange(max(sh.r0, r_lo - 6), r_lo)
     after_end = min(sh.r1, r_hi + settle)
     after = np.arange(max(r_hi + 1, after_end - 5), after_end + 1)
@@ -1403,12 +1408,8 @@ def _nudged_at_rest(sh: _Shot, mover: str, rester: str, span: tuple[int, int]) -
     m = sh.tracks.balls[mover].xy[after]
     if not np.all(np.isfinite(m)) or float(np.min(np.hypot(*(m - p0).T))) < clear:
         return None  # still beside it: its blob may be what moved the place
-    for p in PIN_IDS:  # a pin falling against it moves it too
-        st = sh.tracks.pins[p].state[r_lo:after_end + 1]
-        q = sh.tracks.pins[p].xy[r_lo:after_end + 1]
-        near = np.hypot(*(q - p0).T) < sh.R + sh.table.pin_height_of(p) + 20.0
-        if np.any((st == int(PinState.MOVING)) & near):
-            return None
+    if _pin_moving_near(sh, p0, slice(r_lo, after_end + 1), 1.0):
+        return None  # a pin falling against it moves it too
     return _kiss_where_passing(sh, mover, rester, range(max(sh.r0, r_lo - 1), min(r_hi + 2, sh.r1 + 1)), p0, p1 - p0)
 
 
