@@ -1263,12 +1263,13 @@ def _third_ball_near(sh: _Shot, pair: tuple, at: np.ndarray, row: int, dist: flo
                for b in BALL_IDS)
 
 
-def _pin_moving_near(sh: _Shot, at: np.ndarray, rows: slice, height_share: float) -> bool:
-    """A pin reported moving in any of ``rows`` with its reported place within R +
-    ``height_share`` x its height + 20 mm of ``at``: it may have moved a ball resting there."""
+def _pin_moving_near(sh: _Shot, at: np.ndarray, rows: slice) -> bool:
+    """A pin reported moving in any of ``rows`` with its reported place within R + its
+    height + 20 mm of ``at`` (a falling pin reaches its height from where it stood, and its
+    reported place lags): it may have moved a ball resting there."""
     for p in PIN_IDS:
         tr = sh.tracks.pins[p]
-        near = np.hypot(*(tr.xy[rows] - at).T) < sh.R + height_share * sh.table.pin_height_of(p) + 20.0
+        near = np.hypot(*(tr.xy[rows] - at).T) < sh.R + sh.table.pin_height_of(p) + 20.0
         if np.any((tr.state[rows] == int(PinState.MOVING)) & near):
             return True
     return False
@@ -1300,7 +1301,7 @@ def _struck_off_its_place(sh: _Shot, mover: str, rester: str, rows) -> tuple[flo
         if third not in (mover, rester) and _passes_near(sh.tracks.balls[third].xy, k - 1, rest, reach + 10.0) and \
                 sh.tracks.balls[third].state[k] != int(BallState.AT_REST):
             return None
-    if _pin_moving_near(sh, rest, slice(k, k + 1), 0.5):
+    if _pin_moving_near(sh, rest, slice(k, k + 1)):
         return None
     t_on, s_on = motion_onset(sh.tracks, rester, k, rest_rows)
     return t_on, max(s_on, 0.5 * sh.dt), False
@@ -1408,7 +1409,7 @@ def _nudged_at_rest(sh: _Shot, mover: str, rester: str, span: tuple[int, int]) -
     m = sh.tracks.balls[mover].xy[after]
     if not np.all(np.isfinite(m)) or float(np.min(np.hypot(*(m - p0).T))) < clear:
         return None  # still beside it: its blob may be what moved the place
-    if _pin_moving_near(sh, p0, slice(r_lo, after_end + 1), 1.0):
+    if _pin_moving_near(sh, p0, slice(r_lo, after_end + 1)):
         return None  # a pin falling against it moves it too
     return _kiss_where_passing(sh, mover, rester, range(max(sh.r0, r_lo - 1), min(r_hi + 2, sh.r1 + 1)), p0, p1 - p0)
 
