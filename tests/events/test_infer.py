@@ -1532,3 +1532,33 @@ def test_a_resting_ball_nudged_without_being_reported_moving_was_kissed():
     assert abs(kiss["t"] - t_kiss) < 2.5 / fps
     towards = w1.xy[k] - place
     assert not nudged(np.hypot(*moved) * towards / np.hypot(*towards))
+
+
+def test_a_pin_knocked_unseen_by_a_neighbour_that_has_just_landed_names_that_neighbour():
+    """Scenario legal_L5_pin_chain: the king falls onto the head. The tracker read the king
+    lying two frames before it saw the head move (their blobs merged), and the head's late
+    start fits no contact, so its knocker is the nearest of white2's chain. The king lying
+    against it counts, having landed just before; the left pin, still falling further off,
+    does not win by being the only one 'in motion'."""
+    from vision_ref.messages import PinState
+
+    shot = get_scenario("legal_L5_pin_chain").simulate(0)
+    fps = 120.0
+    truth = shot.truth_record(fps)
+    t_head = next(e["t"] for e in truth["events"] if e["type"] == "pin_hit" and e["pin"] == "head")
+    assert next(e["by"] for e in truth["events"] if e["type"] == "pin_hit" and e["pin"] == "head") == "king"
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.3, seed=3, exposure_s=0.5 / fps)
+    (w,) = segment_shots(tracks)
+    t0 = float(tracks.t[w.strike_row]) - truth["events"][0]["t"]
+    k = int(np.searchsorted(tracks.t, t0 + t_head))
+    late = k + 5  # the head first read moving 5 frames (42 ms) after the king's touch
+    head, king = tracks.pins["head"], tracks.pins["king"]
+    head.state[k - 1:late] = int(PinState.STANDING)
+    head.xy[k - 1:late] = head.xy[k - 2]
+    lies = king.xy[late - 3].copy()
+    king.state[late - 3:] = int(PinState.DOWN)  # read lying, still, from two frames before that
+    king.xy[late - 3:] = lies
+    rec = infer_shot(tracks, w, shooter="A")
+    (hit,) = [e for e in rec["events"] if e["type"] == "pin_hit" and e["pin"] == "head"]
+    assert hit.get("by_unseen") and hit["root"] == "white2"
+    assert hit["by"] == "king"

@@ -2478,12 +2478,17 @@ def _balls_in_reach(sh: _Shot, ep: _Episode, t: float, exclude: str) -> list[str
 
 def _nearest_of_chain(sh: _Shot, ep: _Episode, ball: str, started: dict, roots: dict) -> str:
     """The ball, or a pin of its chain in motion (or unseen since it was) at the episode's
-    onset, last seen nearest the pin's place."""
+    onset or within LANDED_S before it, last seen nearest the pin's place. A pin that has
+    just fallen is still a knocker: its body lands against a neighbour and then lies still
+    (scenario legal_L5_pin_chain: the king, read lying two frames before the head it fell
+    on was seen to move)."""
     target = _geom_base(ep)
     best, best_d = ball, math.inf
+    landed_rows = int(round(LANDED_S / sh.dt))
     for k in [ball] + [p for p in started if p != ep.pin and roots.get(p) == [ball]]:
         tr = sh.tracks.balls[k] if k in BALL_IDS else sh.tracks.pins[k]
-        if k in PIN_IDS and not _pin_in_motion(sh, k, ep.onset_row):
+        if k in PIN_IDS and not any(_pin_in_motion(sh, k, r)
+                                    for r in range(ep.onset_row, max(ep.onset_row - landed_rows, sh.r0) - 1, -1)):
             continue
         at = _last_seen(tr.xy, sh.r0, ep.onset_row)
         if at is None:
@@ -2492,6 +2497,9 @@ def _nearest_of_chain(sh: _Shot, ep: _Episode, ball: str, started: dict, roots: 
         if d < best_d:
             best, best_d = k, d
     return best
+
+
+LANDED_S = 0.05  # how long after a pin last moved it may still be what knocked a neighbour unseen
 
 
 def _mm(xy) -> list[float]:
