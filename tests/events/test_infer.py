@@ -1562,3 +1562,26 @@ def test_a_pin_knocked_unseen_by_a_neighbour_that_has_just_landed_names_that_nei
     (hit,) = [e for e in rec["events"] if e["type"] == "pin_hit" and e["pin"] == "head"]
     assert hit.get("by_unseen") and hit["root"] == "white2"
     assert hit["by"] == "king"
+
+
+def test_a_pin_read_at_rest_briefly_knocks_on_in_its_chain_from_the_frame_it_moves_again():
+    """random_2026_164@120 of the review corpus: a falling king read at rest for 25 ms
+    moves again in the frame the pin it falls onto starts to move. Its moving again is
+    its own knock going on (the brief rest is a misreading), so the pin it knocks is of
+    its chain; the call had been a doubt between the balls, a wrong F8."""
+    from vision_ref.messages import PinState
+
+    shot = get_scenario("legal_L5_pin_chain").simulate(0)
+    fps = 120.0
+    truth = shot.truth_record(fps)
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.3, seed=3, exposure_s=0.5 / fps)
+    (w,) = segment_shots(tracks)
+    head, king = tracks.pins["head"], tracks.pins["king"]
+    h = w.strike_row + int(np.argmax(head.state[w.strike_row:] == int(PinState.MOVING)))  # head seen moving
+    assert king.state[h - 4] == int(PinState.MOVING)
+    king.state[h - 3:h] = int(PinState.DOWN)  # read at rest for 3 frames before it moves on
+    king.xy[h - 3:h] = king.xy[h - 4]
+    rec = infer_shot(tracks, w, shooter="A")
+    assert any("still moving from its knock" in x for x in rec["warnings"])
+    (hit,) = [e for e in rec["events"] if e["type"] in ("pin_hit", "doubt") and e["pin"] == "head"]
+    assert hit["type"] == "pin_hit" and hit["by"] == "king" and hit["root"] == "white2"

@@ -2164,6 +2164,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
     events: list[dict] = []
     roots: dict[str, list[str]] = {}  # pin -> balls at the root of its latest knock
     started: dict[str, tuple[float, np.ndarray, bool, int]] = {}  # pin -> (onset time, base) of its motion
+    moving_on: dict[str, int] = {}  # pin -> latest row it moved again still from its knock
     fi = sh.tracks.frame_index
     conf_needed = sh.s.confidence
     def one(ep: _Episode) -> None:
@@ -2179,7 +2180,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             res = _pin_knock_time(sh, k, base0, k_onset, ep, k_lying)
             if res is not None:
                 cands[k] = res
-                if not all(_pin_in_motion(sh, k, r) for r in range(k_row + 1, ep.onset_row)):
+                if not all(_pin_in_motion(sh, k, r) for r in range(max(k_row, moving_on.get(k, -1)) + 1, ep.onset_row)):
                     # it rested since its last knock and moves again unexplained so
                     # far: what set it moving now is not known yet
                     stale.add(k)
@@ -2246,6 +2247,10 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             # again (scenario score_6_three_pins)
             warnings.append(f"pin {ep.pin} reported moving again at frame {int(fi[ep.onset_row])} after "
                             f"{ep.rested_s * 1000:.0f} ms at rest: still moving from its knock")
+            # the same motion goes on: what it knocks from here follows that chain, it is
+            # not a pin moving again unexplained (random_2026_164@120: the king, read at rest
+            # 25 ms, then knocking the left pin in the frame it moved again)
+            moving_on[ep.pin] = max(moving_on.get(ep.pin, -1), ep.onset_row)
             return
         if cands and lying_before and _heap_shift(sh, ep, cands):
             # lying pins of one heap all read moving from the same frame, each with only
