@@ -1585,3 +1585,49 @@ def test_a_pin_read_at_rest_briefly_knocks_on_in_its_chain_from_the_frame_it_mov
     assert any("still moving from its knock" in x for x in rec["warnings"])
     (hit,) = [e for e in rec["events"] if e["type"] in ("pin_hit", "doubt") and e["pin"] == "head"]
     assert hit["type"] == "pin_hit" and hit["by"] == "king" and hit["root"] == "white2"
+
+
+def test_a_lying_pin_read_shifting_beside_a_creeping_ball_is_no_new_knock(monkeypatch):
+    """random_2026_113@60 of the review corpus: the cue ball creeps (< 50 mm/s) past the
+    lying head pin, and as its mask cuts the pin's blob the pin's reading jumps 4.6 mm in
+    a frame and settles 7 mm off. A ball that slow cannot push a pin that fast, and its
+    path fits the start poorly: no second knock of the head. Were the ball not creeping
+    (the speed bound at 0), the same shift would be a second, weak knock."""
+    from vision_ref.messages import PinState
+
+    shot = corpus_shot(113)
+    fps = 60.0
+    tracks = tracks_from_truth(shot, fps, noise_mm=0.3, seed=4, exposure_s=0.5 / fps)
+    (w,) = segment_shots(tracks)
+    head, cue = tracks.pins["head"], tracks.balls["cue"]
+    rows = np.arange(w.strike_row, w.end_row)
+    speed = np.hypot(*cue.vel[rows].T)
+    dist = np.hypot(*(cue.xy[rows] - head.xy[rows]).T)
+    lying = head.state[rows] == int(PinState.DOWN)
+    # a row where the cue ball creeps within 60 mm of the lying head, with 0.3 s of lying before
+    cands = [r for r, s, d, ly in zip(rows, speed, dist, lying)
+             if ly and 5.0 < s < 40.0 and d < 60.0 and np.all(head.state[r - 18:r] == int(PinState.DOWN))]
+    assert cands
+    k = int(cands[0])
+    away = (head.xy[k] - cue.xy[k]) / np.hypot(*(head.xy[k] - cue.xy[k]))
+
+    def head_hits(t):
+        rec = infer_shot(t, w, shooter="A")
+        return [e for e in rec["events"] if e["type"] in ("pin_hit", "doubt") and e["pin"] == "head"]
+
+    def shifted():
+        t = copy.deepcopy(tracks)
+        p = t.pins["head"]
+        for i, step in enumerate((4.6, 6.4, 6.6)):
+            p.xy[k + i] = tracks.pins["head"].xy[k - 1] + step * away
+        p.state[k:k + 2] = int(PinState.MOVING)
+        p.xy[k + 3:] = p.xy[k + 2]
+        return head_hits(t)
+
+    n0 = len(head_hits(tracks))
+    assert len(shifted()) == n0
+    from vision_ref.events import infer
+
+    monkeypatch.setattr(infer, "CREEP_MM_S", 0.0)
+    (*_, extra) = shifted()
+    assert len(shifted()) == n0 + 1 and extra.get("weak")

@@ -2370,6 +2370,16 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
         extra = {"p": p_rounded, "p_root": {k: round(v, 4) for k, v in root_post.items()},
                  "by_for_root": {r: max([c for c in post if (roots.get(c, []) if c in PIN_IDS else [c]) == [r]],
                                         key=post.get) for r in root_post}}
+        if weak and lying_before and best in BALL_IDS and _creeping(sh, best, ep.onset_row):
+            # a lying pin read shifting beside a ball that barely moves, whose path fits the
+            # start poorly: the ball's mask cutting the pin's blob moved its reading (4-7 mm
+            # in a frame, random_2026_113@60 and 182@60), not a push, which could move it
+            # no faster than twice the ball's speed; it lies as before (no new knock)
+            warnings.append(f"lying pin {ep.pin} read shifting at frame {int(fi[ep.onset_row])} beside {best}, "
+                            f"which barely moves and fits its start poorly: not a new knock")
+            started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), True, ep.onset_row)
+            roots.setdefault(ep.pin, [])
+            return
         if not doubt:
             ev = {"t": t_hit, "type": "pin_hit", "pin": ep.pin, "by": best, "root": best_root, "confidence": root_p,
                   "sigma": round(sc, 6), "frames": frames, "root_candidates": balls, **extra}
@@ -2445,6 +2455,19 @@ def _ball_knocks(sh: _Shot, ep: _Episode) -> dict[str, tuple]:
         if res is not None:
             out[b] = res
     return out
+
+
+CREEP_MM_S = 50.0  # a ball slower than this (< 1 mm a frame at 60 fps) barely moves what it touches
+
+
+def _creeping(sh: _Shot, ball: str, row: int) -> bool:
+    """The ball's mean speed over the 0.1 s up to ``row`` is below CREEP_MM_S (from its
+    places: a frame's velocity carries the position noise twice over)."""
+    xy = sh.tracks.balls[ball].xy
+    q = max(row - int(round(0.1 / sh.dt)), sh.r0)
+    if q >= row or not (np.all(np.isfinite(xy[q])) and np.all(np.isfinite(xy[row]))):
+        return False
+    return float(np.hypot(*(xy[row] - xy[q]))) / float(sh.tm[row] - sh.tm[q]) < CREEP_MM_S
 
 
 def _heap_shift(sh: _Shot, ep: _Episode, cands: dict) -> bool:
