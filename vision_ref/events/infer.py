@@ -2167,6 +2167,13 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
     moving_on: dict[str, int] = {}  # pin -> latest row it moved again still from its knock
     fi = sh.tracks.frame_index
     conf_needed = sh.s.confidence
+    def lies_as_before(ep: _Episode, why: str) -> None:
+        """A lying pin's shift that is no new knock: down already, and what it knocks
+        next follows its earlier chain."""
+        warnings.append(why)
+        started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), True, ep.onset_row)
+        roots.setdefault(ep.pin, [])
+
     def one(ep: _Episode) -> None:
         cands: dict[str, tuple[float, float, np.ndarray | None]] = {}
         miss_like: dict[str, float] = {}
@@ -2262,9 +2269,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             # a lying pin shifting with nothing in reach: still sliding from its own knock,
             # or the tracker's two readings of a lying body; it is down either way, and
             # what it knocks next follows its earlier chain
-            warnings.append(f"lying pin {ep.pin} shifted at frame {int(fi[ep.onset_row])} with nothing in reach")
-            started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), True, ep.onset_row)
-            roots.setdefault(ep.pin, [])
+            lies_as_before(ep, f"lying pin {ep.pin} shifted at frame {int(fi[ep.onset_row])} with nothing in reach")
             return
         if not cands and not ep.confirmed:
             # only ever blurred or hidden by a ball resting or rolling beside it, which
@@ -2375,10 +2380,8 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
             # start poorly: the ball's mask cutting the pin's blob moved its reading (4-7 mm
             # in a frame, random_2026_113@60 and 182@60), not a push, which could move it
             # no faster than twice the ball's speed; it lies as before (no new knock)
-            warnings.append(f"lying pin {ep.pin} read shifting at frame {int(fi[ep.onset_row])} beside {best}, "
-                            f"which barely moves and fits its start poorly: not a new knock")
-            started[ep.pin] = (0.5 * (ep.t_lo + ep.t_hi), _geom_base(ep), True, ep.onset_row)
-            roots.setdefault(ep.pin, [])
+            lies_as_before(ep, f"lying pin {ep.pin} read shifting at frame {int(fi[ep.onset_row])} beside {best}, "
+                               "which barely moves and fits its start poorly: not a new knock")
             return
         if not doubt:
             ev = {"t": t_hit, "type": "pin_hit", "pin": ep.pin, "by": best, "root": best_root, "confidence": root_p,
