@@ -1630,3 +1630,37 @@ def test_a_lying_pin_read_shifting_beside_a_creeping_ball_is_no_new_knock(monkey
     monkeypatch.setattr(infer, "CREEP_MM_S", 0.0)
     hits = shifted()
     assert len(hits) == n0 + 1 and hits[-1].get("weak")
+
+
+def test_a_hidden_pin_read_again_on_another_pins_blob_did_not_reach_there():
+    """random_2026_108 of the review corpus: the head, toppled at its own spot, is lost
+    in the pile; its label comes back on the falling king's blob, beside the foot, as
+    the foot starts to move. That reading is the king's, not the head's: the head's fall
+    from its spot cannot reach the foot, so it is no candidate for the foot's knock (it
+    had been named, and the king lost the foot). Read there with no other pin beside it,
+    the same reading is the head's own, and it is in reach."""
+    from types import SimpleNamespace
+
+    from vision_ref.events.infer import _unseen_pin_reach
+    from vision_ref.messages import PinState
+    from vision_ref.rules.table import DEFAULT_TABLE
+
+    n, fps = 30, 60.0
+    t = np.arange(n) / fps
+    head_xy = np.full((n, 2), np.nan)
+    head_xy[:10] = np.linspace((-73.5, 0.0), (-40.0, 0.0), 10)  # toppling from its spot, then lost
+    head_state = np.full(n, int(PinState.ABSENT))
+    head_state[:10] = int(PinState.MOVING)
+    head_xy[15], head_state[15] = (20.0, -4.0), int(PinState.MOVING)  # read again beside the foot
+    king_xy = np.linspace((0.0, 0.0), (30.0, -6.0), n)
+    king_xy[14] = (21.0, -4.0)  # the falling king's blob, a frame before
+    pins = {"head": SimpleNamespace(xy=head_xy, state=head_state),
+            "king": SimpleNamespace(xy=king_xy, state=np.full(n, int(PinState.MOVING)))}
+    sh = SimpleNamespace(tracks=SimpleNamespace(pins=pins), tm=t, r1=n - 1, table=DEFAULT_TABLE, sig=0.5, dt=1.0 / fps)
+    foot = SimpleNamespace(pin="foot", onset_row=12, t_lo=t[11], t_hi=t[12], geom=("circle", np.array([73.5, 0.0])))
+    reach = 2 * DEFAULT_TABLE.pin_top_radius("head")
+    base0 = np.array([-73.5, 0.0])
+    assert _unseen_pin_reach(sh, "head", base0, foot, reach) is None
+    king_xy[14] = (21.0, 60.0)  # the king elsewhere: the reading is the head's own
+    tc, sigma, direction = _unseen_pin_reach(sh, "head", base0, foot, reach)
+    assert foot.t_lo <= tc <= foot.t_hi and direction[0] > 0.9

@@ -2138,6 +2138,18 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
     return tc, 0.6 * sh.dt, n
 
 
+def _on_other_pin(sh: _Shot, at: np.ndarray, row: int, exclude: tuple) -> bool:
+    """A pin reading where another pin's track was a frame before: the tracker's label
+    hopping onto that pin's blob in a pile of fallen pins, not where this pin is."""
+    for k, tr in sh.tracks.pins.items():
+        if k in exclude:
+            continue
+        prev = tr.xy[row - 1]
+        if np.all(np.isfinite(prev)) and float(np.hypot(*(prev - at))) <= SHARED_BLOB_MM:
+            return True
+    return False
+
+
 def _unseen_pin_reach(sh: _Shot, knocker: str, base0: np.ndarray, ep: _Episode, reach: float):
     """A toppling pin unseen throughout the onset interval: it can have knocked the resting
     pin if that stands within its length of the base it toppled from, or of where it is
@@ -2150,7 +2162,9 @@ def _unseen_pin_reach(sh: _Shot, knocker: str, base0: np.ndarray, ep: _Episode, 
     froms = [base0]
     seen = np.nonzero(np.all(np.isfinite(tr.xy[ep.onset_row:sh.r1 + 1]), axis=1))[0]
     if len(seen) and sh.tm[ep.onset_row + int(seen[0])] - sh.tm[ep.onset_row] <= UNSEEN_FALL_S:
-        froms.append(tr.xy[ep.onset_row + int(seen[0])])
+        row = ep.onset_row + int(seen[0])
+        if not _on_other_pin(sh, tr.xy[row], row, (knocker, ep.pin)):
+            froms.append(tr.xy[row])
     d = min((tgt - f for f in froms), key=lambda v: float(np.hypot(*v)))
     dist = float(np.hypot(*d))
     if dist > sh.table.pin_height_of(knocker) + reach + 3 * sh.sig + 4.0:
@@ -2204,6 +2218,7 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                 # a later contact can turn a falling pin: direction only ranks candidates
                 ld = max(math.exp(-0.5 * (ang / ep.dir_sigma) ** 2), 0.2)
             like[c] = max(lt, 1e-12) * max(ld, 1e-12) * miss_like.get(c, 1.0)
+            if __import__("os").environ.get("LDBG"): print("LIKE", ep.pin, c, round(tc - ep.t_lo, 4), round(ep.t_hi - ep.t_lo, 4), round(sc, 4), lt, ld, miss_like.get(c, 1.0))
         # something not seen (a candidate the tracks miss) keeps a small share, so a lone
         # candidate whose timing does not fit is no certainty
         total = sum(like.values()) + sh.s.unexplained
@@ -2735,6 +2750,7 @@ def _pin_in_motion(sh: _Shot, pin: str, row: int) -> bool:
     return _unseen_since_moving(sh, pin, row)
 
 
+SHARED_BLOB_MM = 15.0  # two pins' readings this near are one blob (a top radius each, plus noise)
 UNSEEN_FALL_S = 0.4  # a pin topples in about 0.3 s: unseen longer, it is no longer taken as falling
 
 
