@@ -2218,7 +2218,6 @@ def _pin_events(sh: _Shot, contacts: list[_Contact]) -> tuple[list[dict], list[s
                 # a later contact can turn a falling pin: direction only ranks candidates
                 ld = max(math.exp(-0.5 * (ang / ep.dir_sigma) ** 2), 0.2)
             like[c] = max(lt, 1e-12) * max(ld, 1e-12) * miss_like.get(c, 1.0)
-            if __import__("os").environ.get("LDBG"): print("LIKE", ep.pin, c, round(tc - ep.t_lo, 4), round(ep.t_hi - ep.t_lo, 4), round(sc, 4), lt, ld, miss_like.get(c, 1.0))
         # something not seen (a candidate the tracks miss) keeps a small share, so a lone
         # candidate whose timing does not fit is no certainty
         total = sum(like.values()) + sh.s.unexplained
