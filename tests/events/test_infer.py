@@ -1664,3 +1664,22 @@ def test_a_hidden_pin_read_again_on_another_pins_blob_did_not_reach_there():
     king_xy[14] = (21.0, 60.0)  # the king elsewhere: the reading is the head's own
     tc, sigma, direction = _unseen_pin_reach(sh, "head", base0, foot, reach)
     assert foot.t_lo <= tc <= foot.t_hi and direction[0] > 0.9
+
+
+def test_a_ball_kissed_into_the_cushion_it_runs_along_bounces_off_it():
+    """random_2026_140 of the review corpus: the cue ball runs along the left cushion,
+    3 mm off it, kisses white2 and is back off the cushion 10 ms later. The clearance
+    dips by 2 mm, within the noise, so only the velocities show the bounce: the two
+    balls' changes no longer sum to zero, and what is left is the cushion's push. The
+    bounce comes after the kiss, within the frame."""
+    shot = corpus_shot(140)
+    for fps in (60.0, 120.0):
+        truth = onset_truth(shot.truth_record(fps), shot, fps)
+        tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+        (w,) = segment_shots(tracks)
+        rec = infer_shot(tracks, w, shooter="A")
+        c = compare(rec, truth)
+        assert c.order_ok, (fps, c.missing, c.extra)
+        (kiss,) = [e["t"] for e in rec["events"] if e["type"] == "ball_ball" and 0.8 < e["t"] < 0.9]
+        bounce = [e["t"] for e in rec["events"] if e["type"] == "cushion" and e["ball"] == "cue" and 0.8 < e["t"] < 0.9]
+        assert len(bounce) == 1 and kiss < bounce[0] <= kiss + 1.0 / fps, (fps, kiss, bounce)

@@ -882,6 +882,60 @@ def _ball_contacts(sh: _Shot) -> list[_Contact]:
             continue
         out.append(c)
     out.sort(key=lambda c: c.t)
+    out += [k for c in out if c.kind == "ball_ball" for k in _bounces_in_kiss(sh, c, out)]
+    out.sort(key=lambda c: c.t)
+    return out
+
+
+KISS_BOUNCE_NEAR_MM = 12.0  # a ball this near a cushion when kissed can be driven into it before the next frame
+KISS_BOUNCE_SIGMA = 4.0  # the cushion's share of the two balls' velocity changes, in its standard errors
+KISS_BOUNCE_MIN_MM_S = 100.0  # and at least this
+
+
+def _bounces_in_kiss(sh: _Shot, c: _Contact, accepted: list[_Contact]) -> list[_Contact]:
+    """A ball kissed beside a cushion and driven into it bounces off it within the same
+    frame (random_2026_140: the cue ball run along the left cushion, 3 mm off it, kisses
+    white2 and is back off the cushion 10 ms later). The clearance barely dips, so no
+    fit sees the bounce; the velocities do. Two equal balls' velocity changes sum to
+    zero in a kiss; a cushion's push on one of them is what that sum leaves, along the
+    cushion's normal, as large as a bounce of the speed the kiss gave the ball into it
+    (the other ball's change is the kiss's). The bounce is timed where that speed
+    carries the ball across its clearance."""
+    pair = c.objs
+    n_rows = max(4, int(round(EXCHANGE_FIT_S / sh.dt)))
+    skip = 1.5 * sh.dt  # rows between the kiss and the bounce fit neither side
+    dv, var, pre, pos = {}, {}, {}, {}
+    for ball in pair:
+        xy = sh.tracks.balls[ball].xy
+        f = grow_fit(sh.tm, xy, sh._fit_rows(ball, c.t - skip, "pre", (c.t,), ignore_near=0.0), sh.sig, n_rows, sh.s.k_sigma)
+        g = grow_fit(sh.tm, xy, sh._fit_rows(ball, c.t + skip, "post", (c.t,), ignore_near=0.0), sh.sig, n_rows, sh.s.k_sigma)
+        if f is None or g is None or len(f.rows) < 4 or len(g.rows) < 4:
+            return []
+        dv[ball], var[ball] = g.vel(c.t) - f.vel(c.t), f.vel_var(c.t) + g.vel_var(c.t)
+        pre[ball], pos[ball] = f.vel(c.t), f.pos(c.t)
+    out = []
+    for ball, other in (pair, pair[::-1]):
+        for cushion in CUSHION_IDS:
+            k, sgn, bound = _cushion_frame(sh, cushion)
+            gap = bound - sgn * float(pos[ball][k])
+            if gap > KISS_BOUNCE_NEAR_MM or any(
+                    o.kind == "cushion" and o.objs[1] == cushion and ball == o.objs[0] and abs(o.t - c.t) < 3 * sh.dt
+                    for o in accepted):
+                continue
+            other_gap = bound - sgn * float(pos[other][k])
+            if other_gap <= KISS_BOUNCE_NEAR_MM:
+                continue  # both beside it: whose bounce it is cannot be told
+            v_in = sgn * float(pre[ball][k] - dv[other][k])  # into the cushion after the kiss
+            push = -sgn * float(dv[ball][k] + dv[other][k])  # the cushion's, out of it
+            sd = math.sqrt(var[ball] + var[other])
+            if v_in <= 0.0 or push < max(KISS_BOUNCE_SIGMA * sd, KISS_BOUNCE_MIN_MM_S):
+                continue
+            if not 0.8 * v_in <= push <= 2.2 * v_in:
+                continue
+            tb = c.t + min(max(gap, 0.0) / v_in, sh.dt)
+            b = _Contact("cushion", (ball, cushion), tb, rows=c.rows, detail={"kiss_bounce": True})
+            _finish(sh, b, (tb, sh.dt / 4.0, True))
+            out.append(b)
     return out
 
 
