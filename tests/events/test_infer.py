@@ -1683,3 +1683,26 @@ def test_a_ball_kissed_into_the_cushion_it_runs_along_bounces_off_it():
         (kiss,) = [e["t"] for e in rec["events"] if e["type"] == "ball_ball" and 0.8 < e["t"] < 0.9]
         bounce = [e["t"] for e in rec["events"] if e["type"] == "cushion" and e["ball"] == "cue" and 0.8 < e["t"] < 0.9]
         assert len(bounce) == 1 and kiss < bounce[0] <= kiss + 1.0 / fps, (fps, kiss, bounce)
+
+
+def test_a_pin_touched_just_before_its_last_frame_at_rest_names_its_first_toucher():
+    """A standing pin touched shows no motion at once: its top has to move by some part of
+    a pixel first, so the last frame read at rest can follow the touch by a few ms
+    (ONSET_LAG_S). random_2026_088: the king falls onto the foot just before the frame
+    read at rest, the cue ball arrives inside the onset interval after it;
+    random_2026_059@60 with the king read at rest one frame late: each pin was the first
+    to touch, not the ball."""
+    from vision_ref.messages import PinState
+
+    def knocker(shot, fps, pin, hold=0):
+        tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+        (w,) = segment_shots(tracks)
+        tr = tracks.pins[pin]
+        on = w.strike_row + int(np.argmax(tr.state[w.strike_row:] == int(PinState.MOVING)))
+        tr.state[on:on + hold], tr.xy[on:on + hold] = tr.state[on - 1], tr.xy[on - 1]
+        rec = infer_shot(tracks, w, shooter="A")
+        return next(e["by"] for e in rec["events"] if e["type"] == "pin_hit" and e["pin"] == pin)
+
+    for fps in (60.0, 120.0):
+        assert knocker(corpus_shot(88), fps, "foot") == "king"
+    assert knocker(corpus_shot(59), 60.0, "king", hold=1) == "foot"
