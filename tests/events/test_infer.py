@@ -1706,3 +1706,26 @@ def test_a_pin_touched_just_before_its_last_frame_at_rest_names_its_first_touche
     for fps in (60.0, 120.0):
         assert knocker(corpus_shot(88), fps, "foot") == "king"
     assert knocker(corpus_shot(59), 60.0, "king", hold=1) == "foot"
+
+
+def test_a_lying_pin_barely_shifted_is_no_new_hit_but_one_pushed_along_is():
+    """Scenario respot_Re_short_spots_taken: white1 touches the lying right pin at 1.64 s
+    so slightly that neither end moves by 2 mm (a hit no camera shows, onset_truth hides
+    it); a tracker reading it moving then must not report a second knock. Lying pins
+    truly pushed along again (score_8's left, score_6's head) still are."""
+    from vision_ref.events.infer import LYING_SHIFT_MM
+
+    def record(name, fps):
+        shot = get_scenario(name).simulate(0)
+        tracks = tracks_from_truth(shot, fps, noise_mm=0.5, seed=1, exposure_s=0.004)
+        (w,) = segment_shots(tracks)
+        return infer_shot(tracks, w, shooter="A")
+
+    for fps in (60.0, 120.0):
+        rec = record("respot_Re_short_spots_taken", fps)
+        right = [e["t"] for e in rec["events"] if e.get("pin") == "right"]
+        assert len(right) == 1 and right[0] < 1.0, right
+        assert any(f"never {LYING_SHIFT_MM:g} mm off where it lay" in w for w in rec["warnings"])
+        for name, pin in (("score_8_four_pins", "left"), ("score_6_three_pins", "head")):
+            hits = [e for e in record(name, fps)["events"] if e["type"] == "pin_hit" and e["pin"] == pin]
+            assert len(hits) >= 2, (name, fps)
