@@ -902,14 +902,11 @@ def _bounces_in_kiss(sh: _Shot, c: _Contact, accepted: list[_Contact]) -> list[_
     (the other ball's change is the kiss's). The bounce is timed where that speed
     carries the ball across its clearance."""
     pair = c.objs
-    n_rows = max(4, int(round(EXCHANGE_FIT_S / sh.dt)))
     skip = 1.5 * sh.dt  # rows between the kiss and the bounce fit neither side
     dv, var, pre, pos = {}, {}, {}, {}
     for ball in pair:
-        xy = sh.tracks.balls[ball].xy
-        f = grow_fit(sh.tm, xy, sh._fit_rows(ball, c.t - skip, "pre", (c.t,), ignore_near=0.0), sh.sig, n_rows, sh.s.k_sigma)
-        g = grow_fit(sh.tm, xy, sh._fit_rows(ball, c.t + skip, "post", (c.t,), ignore_near=0.0), sh.sig, n_rows, sh.s.k_sigma)
-        if f is None or g is None or len(f.rows) < 4 or len(g.rows) < 4:
+        f, g = _long_fit(sh, ball, c.t - skip, "pre", (c.t,)), _long_fit(sh, ball, c.t + skip, "post", (c.t,))
+        if f is None or g is None:
             return []
         dv[ball], var[ball] = g.vel(c.t) - f.vel(c.t), f.vel_var(c.t) + g.vel_var(c.t)
         pre[ball], pos[ball] = f.vel(c.t), f.pos(c.t)
@@ -1138,6 +1135,15 @@ EXCHANGE_MIN_MM_S = 30.0  # and at least this (mm/s), however long and quiet the
 EXCHANGE_FIT_S = 0.15  # each side: long enough to measure a speed to ~15 mm/s at 60 fps, short of most next contacts
 
 
+def _long_fit(sh: _Shot, ball: str, t_ref: float, side: str, own: tuple) -> PathFit | None:
+    """A ball's path fitted over EXCHANGE_FIT_S on one side of t_ref, long enough to measure
+    a velocity change by (None when fewer than 4 rows fit)."""
+    n_rows = max(4, int(round(EXCHANGE_FIT_S / sh.dt)))
+    rows = sh._fit_rows(ball, t_ref, side, own, ignore_near=0.0)
+    f = grow_fit(sh.tm, sh.tracks.balls[ball].xy, rows, sh.sig, n_rows, sh.s.k_sigma)
+    return f if f is not None and len(f.rows) >= 4 else None
+
+
 def _impulses_exchanged(sh: _Shot, a: str, b: str, t: float, m: float, own: tuple) -> bool:
     """Both balls' velocities changed at t as two equal balls' do when they touch: by
     equal and opposite impulses along the line of their centres, each pushing its ball
@@ -1147,15 +1153,9 @@ def _impulses_exchanged(sh: _Shot, a: str, b: str, t: float, m: float, own: tupl
     balls passing close keep their velocities, and rolling friction acts along each
     ball's own path, not between them. The velocities come from fits over
     EXCHANGE_FIT_S each side (the contact timing's shorter fits are too loose for this)."""
-    n_rows = max(4, int(round(EXCHANGE_FIT_S / sh.dt)))
-    fits = []
-    for ball in (a, b):
-        xy = sh.tracks.balls[ball].xy
-        for tr, side in ((t - m, "pre"), (t + m, "post")):
-            f = grow_fit(sh.tm, xy, sh._fit_rows(ball, tr, side, own, ignore_near=0.0), sh.sig, n_rows, sh.s.k_sigma)
-            if f is None or len(f.rows) < 4:
-                return False
-            fits.append(f)
+    fits = [_long_fit(sh, ball, tr, side, own) for ball in (a, b) for tr, side in ((t - m, "pre"), (t + m, "post"))]
+    if any(f is None for f in fits):
+        return False
     fa, ga, fb, gb = fits
     n = fa.pos(t) - fb.pos(t)
     dist = float(np.hypot(*n))
@@ -2204,6 +2204,8 @@ def _pin_knock_time(sh: _Shot, knocker: str, base0: np.ndarray, k_onset: float, 
 def _on_other_pin(sh: _Shot, at: np.ndarray, row: int, exclude: tuple) -> bool:
     """A pin reading where another pin's track was a frame before: the tracker's label
     hopping onto that pin's blob in a pile of fallen pins, not where this pin is."""
+    if row < 1:
+        return False
     for k, tr in sh.tracks.pins.items():
         if k in exclude:
             continue
