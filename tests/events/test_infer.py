@@ -1729,3 +1729,21 @@ def test_a_lying_pin_barely_shifted_is_no_new_hit_but_one_pushed_along_is():
         for name, pin in (("score_8_four_pins", "left"), ("score_6_three_pins", "head")):
             hits = [e for e in record(name, fps)["events"] if e["type"] == "pin_hit" and e["pin"] == pin]
             assert len(hits) >= 2, (name, fps)
+
+
+def test_a_pin_touched_again_by_another_chains_ball_is_a_point_to_check():
+    """Scenario F4_exception_carom_first as benchmarks/events.py draws it: white1's chain
+    fells the head; 100 ms later white2 touches it again. The head's re-motion is judged
+    its knock going on (white2 fits it at 0.985, under REKNOCK_FIT_P), so the foot it then
+    knocks is white1's, where the truth says white2's. The call cannot tell, so the
+    referee is asked: the foot's knock carries ``retouched_by`` and the record a review point."""
+    shot = get_scenario("F4_exception_carom_first").simulate(0)
+    for fps, phase, seed in ((60.0, 0.7972808, 140565303), (120.0, 0.7145901, 624731305)):
+        rephase(shot, fps, phase)
+        tracks = tracks_from_truth(shot, fps, noise_mm=0.7, seed=seed, exposure_s=0.5 / fps)
+        (w,) = segment_shots(tracks)
+        rec = infer_shot(tracks, w, shooter="A", settings=InferenceSettings(confidence=0.5))
+        (foot,) = [e for e in rec["events"] if e["type"] == "pin_hit" and e["pin"] == "foot" and e["t"] > 0.4]
+        assert foot["by"] == "head" and foot["retouched_by"]["ball"] == "white2", foot
+        assert any("if white2 touched it, pin foot's fall is white2's" in x for x in rec["review"]), rec["review"]
+        validate_shot(rec)
