@@ -2565,6 +2565,7 @@ def _ball_knocks(sh: _Shot, ep: _Episode) -> dict[str, tuple]:
 
 
 CREEP_MM_S = 50.0  # a ball slower than this (< 1 mm a frame at 60 fps) barely moves what it touches
+CREEP_SPAN_S = 0.1  # over this long: a frame's velocity carries the position noise twice over
 
 
 LYING_SHIFT_MM = 1.6  # a lying pin's reading moved less than this was not moved (see _barely_shifted)
@@ -2598,10 +2599,10 @@ def _barely_shifted(sh: _Shot, ep: _Episode) -> bool:
 
 
 def _creeping(sh: _Shot, ball: str, row: int) -> bool:
-    """The ball's mean speed over the 0.1 s up to ``row`` is below CREEP_MM_S (from its
-    places: a frame's velocity carries the position noise twice over)."""
+    """The ball's mean speed over the CREEP_SPAN_S up to ``row`` is below CREEP_MM_S (from
+    its places)."""
     xy = sh.tracks.balls[ball].xy
-    q = max(row - int(round(0.1 / sh.dt)), sh.r0)
+    q = max(row - int(round(CREEP_SPAN_S / sh.dt)), sh.r0)
     if q >= row or not (np.all(np.isfinite(xy[q])) and np.all(np.isfinite(xy[row]))):
         return False
     return float(np.hypot(*(xy[row] - xy[q]))) / float(sh.tm[row] - sh.tm[q]) < CREEP_MM_S
