@@ -909,14 +909,11 @@ def _bounces_in_kiss(sh: _Shot, c: _Contact, accepted: list[_Contact]) -> list[_
     carries the ball across its clearance."""
     pair = c.objs
     skip = 1.5 * sh.dt  # rows between the kiss and the bounce fit neither side
-    dv, var, pre, pos = {}, {}, {}, {}
-    for ball in pair:
-        f, g = _long_fit(sh, ball, c.t - skip, "pre", (c.t,)), _long_fit(sh, ball, c.t + skip, "post", (c.t,))
-        if f is None or g is None:
-            return []
-        dv[ball], var[ball] = g.vel(c.t) - f.vel(c.t), f.vel_var(c.t) + g.vel_var(c.t)
-        pre[ball], pos[ball] = f.vel(c.t), f.pos(c.t)
-    out = []
+    pre_fit = {ball: _long_fit(sh, ball, c.t - skip, "pre", (c.t,)) for ball in pair}
+    if any(f is None for f in pre_fit.values()):
+        return []
+    pos = {ball: f.pos(c.t) for ball, f in pre_fit.items()}
+    beside = []  # (ball, other, cushion): only the ball is near a cushion it has no contact with
     for ball, other in (pair, pair[::-1]):
         for cushion in CUSHION_IDS:
             k, sgn, bound = _cushion_frame(sh, cushion)
@@ -925,20 +922,30 @@ def _bounces_in_kiss(sh: _Shot, c: _Contact, accepted: list[_Contact]) -> list[_
                     o.kind == "cushion" and o.objs[1] == cushion and ball == o.objs[0] and abs(o.t - c.t) < 3 * sh.dt
                     for o in accepted):
                 continue
-            other_gap = bound - sgn * float(pos[other][k])
-            if other_gap <= KISS_BOUNCE_NEAR_MM:
+            if bound - sgn * float(pos[other][k]) <= KISS_BOUNCE_NEAR_MM:
                 continue  # both beside it: whose bounce it is cannot be told
-            v_in = sgn * float(pre[ball][k] - dv[other][k])  # into the cushion after the kiss
-            push = -sgn * float(dv[ball][k] + dv[other][k])  # the cushion's, out of it
-            sd = math.sqrt(var[ball] + var[other])
-            if v_in <= 0.0 or push < max(KISS_BOUNCE_SIGMA * sd, KISS_BOUNCE_MIN_MM_S):
-                continue
-            if not 0.8 * v_in <= push <= 2.2 * v_in:
-                continue
-            tb = c.t + min(max(gap, 0.0) / v_in, sh.dt)
-            b = _Contact("cushion", (ball, cushion), tb, rows=c.rows, detail={"kiss_bounce": True})
-            _finish(sh, b, (tb, sh.dt / 4.0, True))
-            out.append(b)
+            beside.append((ball, other, cushion, k, sgn, gap))
+    if not beside:
+        return []  # (the fits after the kiss are needed only now: most kisses are far from any cushion)
+    dv, var, pre = {}, {}, {}
+    for ball, f in pre_fit.items():
+        g = _long_fit(sh, ball, c.t + skip, "post", (c.t,))
+        if g is None:
+            return []
+        dv[ball], var[ball], pre[ball] = g.vel(c.t) - f.vel(c.t), f.vel_var(c.t) + g.vel_var(c.t), f.vel(c.t)
+    out = []
+    for ball, other, cushion, k, sgn, gap in beside:
+        v_in = sgn * float(pre[ball][k] - dv[other][k])  # into the cushion after the kiss
+        push = -sgn * float(dv[ball][k] + dv[other][k])  # the cushion's, out of it
+        sd = math.sqrt(var[ball] + var[other])
+        if v_in <= 0.0 or push < max(KISS_BOUNCE_SIGMA * sd, KISS_BOUNCE_MIN_MM_S):
+            continue
+        if not 0.8 * v_in <= push <= 2.2 * v_in:
+            continue
+        tb = c.t + min(max(gap, 0.0) / v_in, sh.dt)
+        b = _Contact("cushion", (ball, cushion), tb, rows=c.rows, detail={"kiss_bounce": True})
+        _finish(sh, b, (tb, sh.dt / 4.0, True))
+        out.append(b)
     return out
 
 
