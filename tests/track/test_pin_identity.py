@@ -259,3 +259,28 @@ def test_a_falling_pin_touching_a_standing_one_does_not_move_it():
     assert not tracker._merged_standing(pin, x0, y0)  # a pin at rest there: measured as usual
     other.cx = pin.cx + 40.0
     assert not tracker._merged_standing(pin, x0, y0)  # nobody beside it: its own blob, measured
+
+
+def test_a_pin_whose_blob_merges_with_a_neighbours_takes_no_motion_from_it():
+    """Scenario T4 at 120 fps (review corpus): the toppling king's blob merged for a frame
+    with the head falling onto it, and the merged centre, 4 px back towards the head, was
+    read as the king's motion. Predicted on into the head's place, the king took the head's
+    blob next frame: the labels swapped and the head, leaning, was counted down. A blob
+    grown by half or more in one frame holds a neighbour: no motion is read from it."""
+    from vision_ref.track.tracker import PIN_MERGE_GROWTH
+
+    tracker, pin = _standing_pin_tracker()
+    pin.state, pin.tight, pin.stable, pin.missing, pin.own_blob = PinState.MOVING, False, 0, 0, True
+    x, y = pin.cx, pin.cy
+
+    def seen(dx, dy, area):
+        b = _blob(x + dx - 2.0, x + dx + 2.0, y + dy - 2.0, y + dy + 2.0, area)
+        tracker._pin_measure(pin, b, 0, 0, None)
+        return pin.vx, pin.vy
+
+    seen(0.0, 0.0, 20.0)
+    assert seen(1.0, 0.0, 24.0) == (1.0, 0.0)  # toppling: it grows and moves
+    assert seen(2.0, 0.0, 0.9 * PIN_MERGE_GROWTH * 24.0) == (1.0, 0.0)  # grows fast as it lands
+    vx, vy = seen(-2.0, 0.0, 2.0 * PIN_MERGE_GROWTH * 24.0)  # merged with the pin behind it
+    assert (vx, vy) == (0.0, 0.0)
+    assert pin.cx == x - 2.0  # still measured there; only the motion is not taken

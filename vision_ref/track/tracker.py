@@ -67,6 +67,10 @@ PIN_OWN_FILL = 0.8
 PIN_HOLD_S = 0.5  # longest a standing pin's state is held while its blob looks smaller with nothing in reach
 PIN_WHOLE_AREA = 0.75  # a blob this share of a standing pin's nominal area is a pin without colour evidence
 PIN_MIN_BAND = 0.25  # band colour weight (px) that makes a smaller blob a pin
+# a pin's blob grown by half or more in one frame has merged with a neighbour's: its centre
+# moved towards the neighbour, not with the pin, so no motion is read from it (a toppling
+# pin grows less per frame; review corpus, benchmarks/README.md)
+PIN_MERGE_GROWTH = 1.5
 # the fg residual where a ball's refinement weight saturates (_kernels.refine_ball): partly
 # covered rim pixels weigh what they show. Chosen on the review corpus (benchmarks/README.md)
 REFINE_FG_HI = 50.0
@@ -1932,7 +1936,7 @@ class Tracker:
         if not first:
             # motion only between two frames that saw this pin's own blob: a jump back from a
             # gap or from a shared blob would send the next frame's search the wrong way
-            seen_last = p.missing == 0 and p.own_blob
+            seen_last = p.missing == 0 and p.own_blob and area <= PIN_MERGE_GROWTH * max(p.area, 1.0)
             p.vx, p.vy = (cx - p.cx, cy - p.cy) if changed and seen_last else (0.0, 0.0)
         p.own_blob = True
         if changed:
