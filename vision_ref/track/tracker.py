@@ -67,9 +67,10 @@ PIN_OWN_FILL = 0.8
 PIN_HOLD_S = 0.5  # longest a standing pin's state is held while its blob looks smaller with nothing in reach
 PIN_WHOLE_AREA = 0.75  # a blob this share of a standing pin's nominal area is a pin without colour evidence
 PIN_MIN_BAND = 0.25  # band colour weight (px) that makes a smaller blob a pin
-# a pin's blob grown by half or more in one frame has merged with a neighbour's: its centre
-# moved towards the neighbour, not with the pin, so no motion is read from it (a toppling
-# pin grows less per frame; review corpus, benchmarks/README.md)
+# a pin's blob grown by half or more in one frame, with another pin's last place in it, has
+# merged with that neighbour's: its centre moved towards the neighbour, not with the pin, so
+# no motion is read from it (a toppling pin grows less per frame, and a flying pin's blur,
+# which grows as fast, holds no other pin; review corpus, benchmarks/README.md)
 PIN_MERGE_GROWTH = 1.5
 # the fg residual where a ball's refinement weight saturates (_kernels.refine_ball): partly
 # covered rim pixels weigh what they show. Chosen on the review corpus (benchmarks/README.md)
@@ -1936,7 +1937,8 @@ class Tracker:
         if not first:
             # motion only between two frames that saw this pin's own blob: a jump back from a
             # gap or from a shared blob would send the next frame's search the wrong way
-            seen_last = p.missing == 0 and p.own_blob and area <= PIN_MERGE_GROWTH * max(p.area, 1.0)
+            seen_last = p.missing == 0 and p.own_blob and not (
+                area > PIN_MERGE_GROWTH * max(p.area, 1.0) and self._holds_other_pin(p, bl, x0, y0))
             p.vx, p.vy = (cx - p.cx, cy - p.cy) if changed and seen_last else (0.0, 0.0)
         p.own_blob = True
         if changed:
@@ -2013,6 +2015,12 @@ class Tracker:
             self._still_take_pin(p)
         else:
             self._still_drop(N_BALLS + k)
+
+    def _holds_other_pin(self, p: _Pin, bl: list, x0: int, y0: int) -> bool:
+        """Another pin's last place lies in this blob's box: a blob that grew fast merged with
+        it (a flying pin's blur grows as fast, with no pin in it)."""
+        bx0, bx1, by0, by1 = bl[K.B_X0] + x0 - 1.0, bl[K.B_X1] + x0 + 1.0, bl[K.B_Y0] + y0 - 1.0, bl[K.B_Y1] + y0 + 1.0
+        return any(o is not p and bx0 <= o.cx <= bx1 and by0 <= o.cy <= by1 for o in self.pins)
 
     def _standing_under_mask(self, p: _Pin) -> bool:
         """A confirmed standing pin that one of this frame's masks (a ball's) overlaps."""
