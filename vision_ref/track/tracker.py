@@ -2017,10 +2017,9 @@ class Tracker:
             self._still_drop(N_BALLS + k)
 
     def _holds_other_pin(self, p: _Pin, bl: list, x0: int, y0: int) -> bool:
-        """Another pin's last place lies in this blob's box: a blob that grew fast merged with
-        it (a flying pin's blur grows as fast, with no pin in it)."""
-        bx0, bx1, by0, by1 = bl[K.B_X0] + x0 - 1.0, bl[K.B_X1] + x0 + 1.0, bl[K.B_Y0] + y0 - 1.0, bl[K.B_Y1] + y0 + 1.0
-        return any(o is not p and bx0 <= o.cx <= bx1 and by0 <= o.cy <= by1 for o in self.pins)
+        """Another pin's last place lies within a pixel of this blob's box: a blob that grew
+        fast merged with it (a flying pin's blur grows as fast, with no pin in it)."""
+        return any(o is not p and _box_gap(bl, x0, y0, o.cx, o.cy) <= 1.0 for o in self.pins)
 
     def _standing_under_mask(self, p: _Pin) -> bool:
         """A confirmed standing pin that one of this frame's masks (a ball's) overlaps."""
